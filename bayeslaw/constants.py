@@ -1,0 +1,27 @@
+"""Constants shared across modules: column names, default probabilities, sampler defaults."""
+
+from __future__ import annotations
+
+#: Required and optional column names of a tidy loss table.
+RUN, N, D, T_M, LOSS = "run", "N", "D", "T_m", "loss"
+REQUIRED_COLUMNS = (N, D, LOSS)
+
+#: Credible-band probabilities drawn in figures and returned by predictions.
+BAND_PROBS = (0.5, 0.9)
+#: Probability of the interval in coefficient tables (ArviZ's default HDI convention).
+TABLE_PROB = 0.94
+
+#: Sampler defaults (overridable per spec and on the command line).
+DEFAULT_DRAWS = 1000
+DEFAULT_TUNE = 1000
+DEFAULT_CHAINS = 4
+DEFAULT_SEED = 20251030
+DEFAULT_TARGET_ACCEPT = 0.9
+
+#: Convergence thresholds applied after every fit (Vehtari et al. 2021).
+MAX_RHAT = 1.01
+MIN_ESS = 400
+MIN_BFMI = 0.3
+
+#: Version of the saved-fit file layout; bump on incompatible change.
+FIT_FORMAT_VERSION = 1

@@ -1,0 +1,276 @@
+"""The one entry point from a table (CSV, Parquet, DataFrame) to a validated ``LossData``.
+
+Every problem raises :class:`~bayeslaw.errors.DataError` naming the column, the row
+(1-based, as in the file, header excluded) or the value, and how to fix it.  The input
+file or DataFrame is never modified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import constants as C
+from .errors import DataError
+
+_NUMERIC = (C.N, C.D, C.T_M, C.LOSS)
+#: Minimum distinct levels for a covariate whose term has its own exponent: with two
+#: levels, scale, exponent and E are not jointly identified.
+MIN_LEVELS = 3
+
+
+@dataclass(frozen=True)
+class LossData:
+    """A validated, frozen table of loss observations.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        One row per observation, sorted by run then ``D``; columns ``run`` (str), ``N``,
+        ``D``, ``loss``, optionally ``T_m``, and any extra columns of the input.
+    source : str
+        Where it came from (path or ``"<DataFrame>"``).
+    sha256 : str
+        Hash of the input file bytes (or of the DataFrame contents).
+    has_runs : bool
+        Whether the input had a ``run`` column (curves) or was one row per run.
+    notes : tuple of str
+        Transformations applied (column mapping, warm-up cut, thinning), for provenance.
+    """
+
+    frame: pd.DataFrame = field(repr=False)
+    source: str = "<DataFrame>"
+    sha256: str = ""
+    has_runs: bool = True
+    notes: tuple[str, ...] = ()
+
+    # -- views -------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @property
+    def has_T(self) -> bool:
+        """Whether the table has a ``T_m`` column."""
+        return C.T_M in self.frame.columns
+
+    @property
+    def columns(self) -> frozenset[str]:
+        """Column names present."""
+        return frozenset(self.frame.columns)
+
+    def values(self, column: str) -> np.ndarray:
+        """A read-only float array of a numeric column."""
+        arr = self.frame[column].to_numpy(dtype=float, copy=True)
+        arr.flags.writeable = False
+        return arr
+
+    @property
+    def runs(self) -> np.ndarray:
+        """Run names in order of first appearance (the order of the run dimension)."""
+        return np.asarray(pd.unique(self.frame[C.RUN]), dtype=object)
+
+    @property
+    def run_index(self) -> np.ndarray:
+        """For each row, the index of its run in :attr:`runs`."""
+        return pd.Categorical(self.frame[C.RUN], categories=self.runs).codes.astype("int64")
+
+    def run_table(self) -> pd.DataFrame:
+        """One row per run with its run-level columns (N, T_m and constant extras)."""
+        first = self.frame.groupby(C.RUN, sort=False).first().reindex(self.runs)
+        first.index.name = C.RUN
+        return first
+
+    def levels(self, column: str) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct sorted levels of a run-level column and each run's level index.
+
+        Raises
+        ------
+        DataError
+            If the column is missing or changes within a run.
+        """
+        if column == C.RUN:
+            return self.runs, np.arange(len(self.runs))
+        if column not in self.frame.columns:
+            raise DataError(f"group column {column!r} is not in the data; columns are "
+                            f"{sorted(self.frame.columns)}")
+        changing = self.frame.groupby(C.RUN, sort=False)[column].nunique(dropna=False) > 1
+        if changing.any():
+            run = changing[changing].index[0]
+            raise DataError(f"column {column!r} changes within run {run!r}; a group column "
+                            "must be constant along each curve")
+        per_run = self.run_table()[column].to_numpy()
+        levels = np.array(sorted(pd.unique(per_run)))
+        codes = np.searchsorted(levels, per_run).astype("int64")
+        return levels, codes
+
+    # -- derived data --------------------------------------------------------------------
+    def select(self, mask: np.ndarray | Sequence[bool], note: str) -> LossData:
+        """A new ``LossData`` with the rows where ``mask`` is true (for splits)."""
+        mask = np.asarray(mask, dtype=bool)
+        if mask.shape != (len(self),):
+            raise DataError(f"mask has shape {mask.shape}, expected ({len(self)},)")
+        if not mask.any():
+            raise DataError(f"selection {note!r} keeps no rows")
+        return LossData(self.frame.loc[mask].reset_index(drop=True), self.source, self.sha256,
+                        self.has_runs, (*self.notes, note))
+
+    def require_levels(self, covariates: Sequence[str], law_name: str) -> None:
+        """Check the table has what a law needs: its columns and enough distinct levels."""
+        for cov in covariates:
+            if cov not in self.frame.columns:
+                raise DataError(f"law {law_name!r} needs column {cov!r}, which the data lacks; "
+                                f"add it or choose a law without it (e.g. --law chinchilla)")
+            if cov == C.D and self.has_runs:
+                continue  # curves vary D within runs
+            n = self.frame[cov].nunique()
+            if n < MIN_LEVELS:
+                raise DataError(
+                    f"column {cov!r} has {n} distinct value(s); law {law_name!r} fits an "
+                    f"exponent on {cov} and needs at least {MIN_LEVELS} levels: add runs at "
+                    f"other {cov} values or fix that exponent in the spec")
+
+    def summary(self) -> dict[str, Any]:
+        """Counts and ranges, for reports and the CLI."""
+        f = self.frame
+        out: dict[str, Any] = {"points": len(f), "runs": int(f[C.RUN].nunique()),
+                               "N_levels": int(f[C.N].nunique())}
+        for col in (C.N, C.D, C.LOSS):
+            out[f"{col}_range"] = (float(f[col].min()), float(f[col].max()))
+        if self.has_T:
+            out["T_m_levels"] = sorted(float(x) for x in f[C.T_M].unique())
+        return out
+
+
+def _hash_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str, str]:
+    if isinstance(source, pd.DataFrame):
+        digest = _hash_bytes(pd.util.hash_pandas_object(source, index=True).to_numpy().tobytes())
+        return source.copy(deep=True), "<DataFrame>", digest
+    path = Path(source)
+    if not path.is_file():
+        raise DataError(f"data file {str(path)!r} does not exist")
+    raw = path.read_bytes()
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            frame = pd.read_parquet(path)
+        elif suffix in (".csv", ".txt", ".tsv"):
+            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
+        else:
+            raise DataError(f"cannot read {str(path)!r}: use a .csv, .tsv or .parquet file")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError,
+            OSError, ValueError) as exc:
+        if isinstance(exc, DataError):
+            raise
+        raise DataError(f"cannot parse {str(path)!r}: {exc}") from None
+    return frame, str(path), _hash_bytes(raw)
+
+
+def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None = None,
+         tokens_per_step: float | None = None, min_D: float | None = None) -> LossData:
+    """Load and validate a loss table.
+
+    Parameters
+    ----------
+    source : path or DataFrame
+        CSV / TSV / Parquet file, or a DataFrame (copied, never modified).
+    columns : mapping, optional
+        Rename input columns to bayeslaw's names, e.g. ``{"step": "D", "model": "run"}``.
+    tokens_per_step : float, optional
+        Multiply ``D`` by this factor (when ``D`` was mapped from a step count).
+    min_D : float, optional
+        Drop rows with ``D < min_D`` (warm-up), per run.
+
+    Returns
+    -------
+    LossData
+    """
+    frame, where, digest = _read(source)
+    notes: list[str] = []
+    if columns:
+        absent = [k for k in columns if k not in frame.columns]
+        if absent:
+            raise DataError(f"column mapping names {absent}, not in {where}; columns are "
+                            f"{list(frame.columns)}")
+        frame = frame.rename(columns=dict(columns))
+        notes.append(f"columns renamed {dict(columns)}")
+    missing = [c for c in C.REQUIRED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise DataError(
+            f"{where} lacks column(s) {missing}; it has {list(frame.columns)}. Rename yours "
+            "with a mapping (Python: columns={'tokens': 'D'}; CLI: --column tokens=D)")
+    if frame.columns.duplicated().any():
+        dup = frame.columns[frame.columns.duplicated()].tolist()
+        raise DataError(f"{where} has duplicate column name(s) {dup}")
+    if len(frame) == 0:
+        raise DataError(f"{where} has no rows")
+    for col in (c for c in _NUMERIC if c in frame.columns):
+        frame[col] = _numeric(frame[col], col, where)
+    if tokens_per_step is not None:
+        if not tokens_per_step > 0:
+            raise DataError(f"tokens_per_step must be positive, got {tokens_per_step}")
+        frame[C.D] = frame[C.D] * float(tokens_per_step)
+        notes.append(f"D multiplied by tokens_per_step={tokens_per_step:g}")
+    for col in (C.N, C.D, C.T_M, C.LOSS):
+        if col in frame.columns and (frame[col] <= 0).any():
+            row = int(np.flatnonzero((frame[col] <= 0).to_numpy())[0])
+            raise DataError(f"column {col!r} must be positive; row {row + 1} of {where} has "
+                            f"{float(frame[col].iloc[row]):g}")
+    has_runs = C.RUN in frame.columns
+    if has_runs:
+        if frame[C.RUN].isna().any():
+            row = int(np.flatnonzero(frame[C.RUN].isna().to_numpy())[0])
+            raise DataError(f"column 'run' is empty in row {row + 1} of {where}; name every run")
+        frame[C.RUN] = frame[C.RUN].astype(str)
+    else:
+        frame[C.RUN] = [f"row{i + 1}" for i in range(len(frame))]
+    dup = frame.duplicated([C.RUN, C.D], keep=False)
+    if dup.any():
+        row = int(np.flatnonzero(dup.to_numpy())[0])
+        raise DataError(f"run {frame[C.RUN].iloc[row]!r} has several rows with D = "
+                        f"{frame[C.D].iloc[row]:g} (first at row {row + 1} of {where}); "
+                        "keep one row per (run, D), e.g. average repeated evaluations")
+    for col in (C.N, C.T_M):
+        if col in frame.columns:
+            changing = frame.groupby(C.RUN, sort=False)[col].nunique() > 1
+            if changing.any():
+                run = changing[changing].index[0]
+                vals = sorted(frame.loc[frame[C.RUN] == run, col].unique())[:4]
+                raise DataError(f"run {run!r} has several {col} values along its curve "
+                                f"({vals}); each run must have one {col}: split it into runs")
+    if min_D is not None:
+        keep = frame[C.D] >= float(min_D)
+        if not keep.any():
+            raise DataError(f"min_D={min_D:g} drops every row (largest D is "
+                            f"{frame[C.D].max():g})")
+        frame = frame.loc[keep]
+        notes.append(f"rows with D < {min_D:g} dropped (warm-up)")
+    frame = frame.sort_values([C.RUN, C.D], kind="stable")
+    order = pd.unique(frame[C.RUN])  # keep runs in first-appearance order of the input
+    frame = frame.set_index(C.RUN).loc[order].reset_index()
+    return LossData(frame.reset_index(drop=True), where, digest, has_runs, tuple(notes))
+
+
+def _numeric(col: pd.Series, name: str, where: str) -> pd.Series:
+    values = pd.to_numeric(col, errors="coerce")
+    bad = values.isna() & col.notna()
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(f"column {name!r} must be numeric; row {row + 1} of {where} has "
+                        f"{col.iloc[row]!r}")
+    arr = values.to_numpy(dtype=float)
+    nonfinite = ~np.isfinite(arr)
+    if nonfinite.any():
+        row = int(np.flatnonzero(nonfinite)[0])
+        raise DataError(f"column {name!r} has a missing or infinite value ({col.iloc[row]!r}) "
+                        f"in row {row + 1} of {where}; drop or fill that row")
+    return values.astype(float)

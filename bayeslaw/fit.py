@@ -1,0 +1,408 @@
+"""Sampling, diagnostics and the :class:`Fit` result (save / load as one netCDF file).
+
+A fit is a pure function of ``(data, spec, seed, sampler settings)``: nothing else is
+read, so it can be shipped to a worker.  Compiled models are cached per process by
+(spec, structure); refitting data of the same structure swaps the data into the
+compiled model instead of recompiling.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from . import constants as C
+from ._io import atomic_write
+from .data import LossData
+from .errors import ConvergenceError, FitFileError, SpecError
+from .model import LossModel, structure_of
+from .priors import ModelSpec, load_spec
+
+
+class ConvergenceWarning(UserWarning):
+    """A fit's diagnostics failed their thresholds (R-hat, ESS, divergences, BFMI)."""
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Convergence thresholds; the defaults follow Vehtari et al. (2021)."""
+
+    max_rhat: float = C.MAX_RHAT
+    min_ess: float = C.MIN_ESS
+    max_divergences: int = 0
+    min_bfmi: float = C.MIN_BFMI
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """Convergence summary of a fit."""
+
+    max_rhat: float
+    min_ess_bulk: float
+    min_ess_tail: float
+    divergences: int
+    min_bfmi: float
+    worst_rhat_var: str
+    worst_ess_var: str
+    thresholds: Thresholds = field(default_factory=Thresholds)
+
+    @property
+    def failures(self) -> list[str]:
+        """One line per failed check, naming the value and the threshold."""
+        t, out = self.thresholds, []
+        if not self.max_rhat <= t.max_rhat:
+            out.append(f"R-hat {self.max_rhat:.3f} > {t.max_rhat} ({self.worst_rhat_var})")
+        if not self.min_ess_bulk >= t.min_ess:
+            out.append(f"bulk ESS {self.min_ess_bulk:.0f} < {t.min_ess:.0f} "
+                       f"({self.worst_ess_var})")
+        if not self.min_ess_tail >= t.min_ess:
+            out.append(f"tail ESS {self.min_ess_tail:.0f} < {t.min_ess:.0f}")
+        if self.divergences > t.max_divergences:
+            out.append(f"{self.divergences} divergent transitions > {t.max_divergences}")
+        if not self.min_bfmi >= t.min_bfmi:
+            out.append(f"BFMI {self.min_bfmi:.2f} < {t.min_bfmi}")
+        return out
+
+    @property
+    def ok(self) -> bool:
+        """Whether every check passed."""
+        return not self.failures
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (for JSON / reports)."""
+        return {"max_rhat": self.max_rhat, "min_ess_bulk": self.min_ess_bulk,
+                "min_ess_tail": self.min_ess_tail, "divergences": self.divergences,
+                "min_bfmi": self.min_bfmi, "worst_rhat_var": self.worst_rhat_var,
+                "worst_ess_var": self.worst_ess_var, "ok": self.ok,
+                "failures": self.failures}
+
+    def __str__(self) -> str:
+        status = "OK" if self.ok else "FAILED: " + "; ".join(self.failures)
+        return (f"R-hat max {self.max_rhat:.3f} | ESS bulk min {self.min_ess_bulk:.0f}, "
+                f"tail min {self.min_ess_tail:.0f} | divergences {self.divergences} | "
+                f"BFMI min {self.min_bfmi:.2f} | {status}")
+
+
+def sampled_var_names(idata: Any) -> list[str]:
+    """Posterior variables that are sampled or derived scalars/vectors (all of them)."""
+    return [v for v in idata.posterior.data_vars]
+
+
+def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:
+    """Compute R-hat, bulk/tail ESS, divergences and BFMI over every posterior variable."""
+    import arviz as az
+
+    thresholds = thresholds or Thresholds()
+    names = sampled_var_names(idata)
+    with warnings.catch_warnings():
+        # one chain or a constant variable: ArviZ warns and returns NaN, judged below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        rhat = az.rhat(idata, var_names=names)
+        ess_b = az.ess(idata, var_names=names, method="bulk")
+        ess_t = az.ess(idata, var_names=names, method="tail")
+        try:
+            bfmi = np.atleast_1d(az.bfmi(idata))
+        except (KeyError, AttributeError, ValueError):
+            bfmi = np.array([np.nan])
+
+    def extreme(ds: Any, pick: Any) -> tuple[float, str]:
+        pairs = [(float(v), name) for name, da in ds.data_vars.items()
+                 for v in np.ravel(da.values) if np.isfinite(v)]
+        return pick(pairs) if pairs else (float("nan"), "")
+
+    max_rhat, worst_r = extreme(rhat, max)
+    min_essb, worst_e = extreme(ess_b, min)
+    min_esst, _ = extreme(ess_t, min)
+    div = int(idata.sample_stats["diverging"].sum()) if "diverging" in idata.sample_stats else 0
+    return Diagnostics(max_rhat, min_essb, min_esst, div, float(np.nanmin(bfmi)), worst_r,
+                       worst_e, thresholds)
+
+
+# ---------------------------------------------------------------------------------------
+# compiled-model cache: (spec json, structure) -> (LossModel, nutpie compiled model or None)
+_CACHE: dict[tuple[str, Any], tuple[LossModel, Any]] = {}
+
+
+def get_model(spec: ModelSpec, data: LossData) -> LossModel:
+    """The (cached) :class:`LossModel` of this spec and data structure, data swapped in."""
+    key = (spec.to_json(), structure_of(spec, data))
+    if key not in _CACHE:
+        _CACHE[key] = (LossModel(spec, data), None)
+    model = _CACHE[key][0]
+    model.set_data(data)
+    return model
+
+
+def _nutpie_compiled(spec: ModelSpec, data: LossData) -> Any:
+    import nutpie
+
+    model = get_model(spec, data)
+    key = (spec.to_json(), model.structure)
+    compiled = _CACHE[key][1]
+    if compiled is None:
+        compiled = nutpie.compile_pymc_model(model.model)
+        _CACHE[key] = (model, compiled)
+    return compiled.with_data(**model.data_values(data))
+
+
+def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: int,
+            progress: bool) -> Any:
+    backend = settings["backend"]
+    if backend == "nutpie":
+        import nutpie
+
+        compiled = _nutpie_compiled(spec, data)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # nutpie/arviz deprecations
+            return nutpie.sample(
+                compiled, draws=int(settings["draws"]), tune=int(settings["tune"]),
+                chains=int(settings["chains"]), seed=int(seed), progress_bar=progress,
+                target_accept=float(settings["target_accept"]),
+                low_rank_modified_mass_matrix=bool(settings.get("low_rank", False)),
+            )
+    import pymc as pm
+
+    model = get_model(spec, data)
+    with model.model:
+        return pm.sample(
+            draws=int(settings["draws"]), tune=int(settings["tune"]),
+            chains=int(settings["chains"]), cores=min(int(settings["chains"]), 2),
+            random_seed=int(seed), progressbar=progress,
+            target_accept=float(settings["target_accept"]), compute_convergence_checks=False,
+        )
+
+
+def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None = None, *,
+        law: str | None = None, seed: int = C.DEFAULT_SEED, draws: int | None = None,
+        tune: int | None = None, chains: int | None = None, backend: str | None = None,
+        target_accept: float | None = None, progress: bool = False, strict: bool = False,
+        thresholds: Thresholds | None = None) -> Fit:
+    """Fit a loss law to ``data`` by NUTS and return a :class:`Fit`.
+
+    Parameters
+    ----------
+    data : LossData
+        Validated observations (:func:`bayeslaw.load`).
+    spec : ModelSpec, path, shipped name, dict or None
+        Model spec; ``None`` takes the default spec of ``law`` (or of the data's columns).
+    law : str, optional
+        Law name (default: ``looped_total`` with a ``T_m`` column, else ``chinchilla``).
+    seed : int
+        The same seed, data and settings give the same draws.
+    draws, tune, chains, backend, target_accept : optional
+        Override the spec's ``[sampler]`` table (``backend``: ``"nutpie"`` or ``"pymc"``).
+    progress : bool
+        Show the sampler's progress bar.
+    strict : bool
+        Raise :class:`ConvergenceError` instead of warning when diagnostics fail.
+    thresholds : Thresholds, optional
+        Convergence thresholds.
+
+    Returns
+    -------
+    Fit
+    """
+    from .laws import law_for_columns
+
+    if not isinstance(spec, ModelSpec):
+        spec = load_spec(spec, law=law or (None if spec is not None else
+                                           law_for_columns(data.columns)))
+    elif law is not None and law != spec.law:
+        raise SpecError(f"law={law!r} contradicts the spec's law {spec.law!r}")
+    overrides = {k: v for k, v in dict(draws=draws, tune=tune, chains=chains, backend=backend,
+                                       target_accept=target_accept).items() if v is not None}
+    settings = {**spec.sampler, **overrides}
+    if settings["backend"] not in ("nutpie", "pymc"):
+        raise SpecError(f"backend must be 'nutpie' or 'pymc', got {settings['backend']!r}")
+    idata = _sample(spec, data, settings, seed, progress)
+    for group in ("observed_data", "constant_data", "log_likelihood"):
+        if group in idata.groups():
+            del idata[group]
+    provenance = {"seed": int(seed), "sampler": settings, "source": data.source,
+                  "sha256": data.sha256, "notes": list(data.notes),
+                  "bayeslaw_version": __version__}
+    result = Fit(idata=idata, spec=spec, data=data, provenance=provenance)
+    result.attach_log_likelihood()
+    result.check(strict=strict, thresholds=thresholds)
+    return result
+
+
+@dataclass
+class Fit:
+    """A fitted model: posterior draws + spec + data + provenance.
+
+    Attributes
+    ----------
+    idata : arviz.InferenceData
+        ``posterior``, ``sample_stats`` and ``log_likelihood`` (pointwise, for LOO).
+    spec : ModelSpec
+    data : LossData
+    provenance : dict
+        Seed, sampler settings, input path and hash, package version.
+    """
+
+    idata: Any
+    spec: ModelSpec
+    data: LossData
+    provenance: dict[str, Any]
+
+    # -- diagnostics -----------------------------------------------------------------------
+    @cached_property
+    def diagnostics(self) -> Diagnostics:
+        """Convergence diagnostics with the default thresholds."""
+        return diagnose(self.idata)
+
+    def check(self, *, strict: bool = False, thresholds: Thresholds | None = None) -> Diagnostics:
+        """Warn (or raise with ``strict``) when diagnostics fail; return them."""
+        diag = self.diagnostics if thresholds is None else diagnose(self.idata, thresholds)
+        if not diag.ok:
+            msg = "sampling did not converge: " + "; ".join(diag.failures)
+            if strict:
+                raise ConvergenceError(msg)
+            warnings.warn(msg + " (run longer, or see the diagnostics table)",
+                          ConvergenceWarning, stacklevel=3)
+        return diag
+
+    # -- posterior views -------------------------------------------------------------------
+    @property
+    def n_draws(self) -> int:
+        """Total posterior draws (chains x draws)."""
+        post = self.idata.posterior
+        return int(post.sizes["chain"] * post.sizes["draw"])
+
+    def draws(self, name: str) -> np.ndarray:
+        """Posterior draws of a variable, chains stacked first: shape ``(S, *dims)``."""
+        da = self.idata.posterior[name]
+        return np.asarray(da.values).reshape(self.n_draws, *da.shape[2:])
+
+    def coefficient_names(self) -> list[str]:
+        """Law coefficients (sampled ones, then textbook A, B, C) and noise parameters."""
+        law = self.spec.law_obj
+        names = list(self.spec.free_params)
+        names += [n for n in law.natural({p: 1.0 for p in law.param_names},
+                                         dict.fromkeys(law.covariates, 1.0))
+                  if n in self.idata.posterior]
+        names += [n for n in ("sigma", "sigma_spread", "nu") if n in self.idata.posterior]
+        names += [f"{e.name}_sd" for e in self.spec.effects if f"{e.name}_sd" in
+                  self.idata.posterior]
+        return names
+
+    def summary(self, prob: float = C.TABLE_PROB) -> pd.DataFrame:
+        """Coefficient table: mean, sd, central ``prob`` interval, R-hat, bulk/tail ESS."""
+        import arviz as az
+
+        names = self.coefficient_names()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            table = az.summary(self.idata, var_names=names, kind="all", hdi_prob=prob,
+                               stat_focus="mean")
+        lo, hi = (1 - prob) / 2, 1 - (1 - prob) / 2
+        q = {n: np.quantile(self.draws(n), [lo, hi]) for n in names}
+        pct = f"{int(round(prob * 100))}%"
+        out = pd.DataFrame({
+            "mean": [float(self.draws(n).mean()) for n in names],
+            "sd": [float(self.draws(n).std(ddof=1)) for n in names],
+            f"lower_{pct}": [float(q[n][0]) for n in names],
+            f"upper_{pct}": [float(q[n][1]) for n in names],
+            "r_hat": table["r_hat"].reindex(names).to_numpy(),
+            "ess_bulk": table["ess_bulk"].reindex(names).to_numpy(),
+            "ess_tail": table["ess_tail"].reindex(names).to_numpy(),
+        }, index=pd.Index(names, name="coefficient"))
+        return out
+
+    # -- log-likelihood --------------------------------------------------------------------
+    def attach_log_likelihood(self) -> None:
+        """Compute the pointwise log-likelihood (numpy, no recompilation) into ``idata``."""
+        import xarray as xr
+
+        from .predict import pointwise_log_likelihood
+
+        ll = pointwise_log_likelihood(self).astype(np.float32)
+        post = self.idata.posterior
+        ll = ll.reshape(post.sizes["chain"], post.sizes["draw"], -1)
+        ds = xr.Dataset({"loss": (("chain", "draw", "obs"), ll)},
+                        coords={"chain": post.chain, "draw": post.draw,
+                                "obs": np.arange(ll.shape[-1])})
+        if "log_likelihood" in self.idata.groups():
+            del self.idata["log_likelihood"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            self.idata.add_groups(log_likelihood=ds)
+
+    # -- persistence -----------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Write the fit to one netCDF file, atomically (temp file, then rename)."""
+        import xarray as xr
+
+        idata = self.idata.copy()
+        frame = self.data.frame
+        cols = {}
+        for c in frame.columns:
+            values = frame[c].to_numpy()
+            if values.dtype.kind in "fiub":
+                cols[f"data__{c}"] = ("row", values)
+            else:
+                cols[f"data__{c}"] = ("row", values.astype(str).astype(object))
+        if "constant_data" in idata.groups():
+            del idata["constant_data"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            idata.add_groups(constant_data=xr.Dataset(cols))
+        idata.posterior.attrs.update({
+            "bayeslaw_format_version": C.FIT_FORMAT_VERSION,
+            "bayeslaw_spec": self.spec.to_json(),
+            "bayeslaw_provenance": json.dumps(self.provenance, sort_keys=True),
+            "bayeslaw_data": json.dumps({"source": self.data.source, "sha256": self.data.sha256,
+                                         "has_runs": self.data.has_runs,
+                                         "notes": list(self.data.notes),
+                                         "columns": list(frame.columns),
+                                         "dtypes": [str(t) for t in frame.dtypes]}),
+        })
+        return atomic_write(path, lambda tmp: idata.to_netcdf(tmp, engine="h5netcdf"))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Fit:
+        """Read a fit written by :meth:`save` (exact round trip)."""
+        import arviz as az
+
+        path = Path(path)
+        if not path.is_file():
+            raise FitFileError(f"fit file {str(path)!r} does not exist")
+        try:
+            idata = az.from_netcdf(path, engine="h5netcdf")
+            attrs = dict(idata.posterior.attrs)
+        except (OSError, ValueError, KeyError, AttributeError) as exc:
+            raise FitFileError(f"{str(path)!r} is not a bayeslaw fit file ({exc})") from None
+        version = attrs.get("bayeslaw_format_version")
+        if version is None:
+            raise FitFileError(f"{str(path)!r} is a netCDF file but not a bayeslaw fit")
+        if int(version) != C.FIT_FORMAT_VERSION:
+            raise FitFileError(f"{str(path)!r} has fit format {version}; this bayeslaw reads "
+                               f"format {C.FIT_FORMAT_VERSION}: refit with this version")
+        meta = json.loads(attrs["bayeslaw_data"])
+        const = idata.constant_data
+        frame = pd.DataFrame({c: const[f"data__{c}"].values for c in meta["columns"]})
+        for c, t in zip(meta["columns"], meta["dtypes"], strict=True):
+            if frame[c].dtype.kind not in "fiub":
+                frame[c] = frame[c].astype(str)
+            else:
+                frame[c] = frame[c].astype(t)
+        del idata["constant_data"]
+        for key in [k for k in attrs if k.startswith("bayeslaw_")]:
+            del idata.posterior.attrs[key]
+        data = LossData(frame, meta["source"], meta["sha256"], meta["has_runs"],
+                        tuple(meta["notes"]))
+        spec = ModelSpec.from_dict(json.loads(attrs["bayeslaw_spec"]))
+        return cls(idata=idata, spec=spec, data=data,
+                   provenance=json.loads(attrs["bayeslaw_provenance"]))

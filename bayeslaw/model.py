@@ -1,0 +1,195 @@
+"""Build the PyMC model from a spec (law + priors + hierarchy + likelihood) and data.
+
+:class:`LossModel` owns a ``pm.Model`` (it never subclasses it and never samples).
+Observations enter through ``pm.Data`` containers, so a compiled model is reused for
+another data set of the same *structure* (same runs and group levels) with
+:meth:`LossModel.data_values` - that is how refits avoid recompiling.
+
+Graph layout (names used in the posterior):
+
+* ``<p>`` for every sampled law parameter (population value on the centered scale);
+* ``<p>_by_<g>_sd`` / ``<p>_by_<g>_z`` / ``<p>_by_<g>``: non-centered group effects,
+  added on the link scale of ``p`` (log for positive parameters);
+* ``<p>_run``: the parameter per run when it has effects;
+* ``sigma`` (and ``sigma_spread``, ``sigma_z``, ``sigma_run`` per run), ``nu``;
+* ``A``, ``B``, ``C``: textbook coefficients derived from the centered ones;
+* ``loss``: the observed loss, dims ``obs``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import constants as C
+from .data import LossData
+from .errors import DataError, SpecError
+from .priors import ModelSpec
+
+#: Names of the pm.Data containers holding covariates.
+COV_DATA = {C.N: "N_obs", C.D: "D_obs", C.T_M: "T_m_obs"}
+
+
+def level_dim(group: str) -> str:
+    """Name of the dimension of a group's levels (``N_level``)."""
+    return "run" if group == C.RUN else f"{group}_level"
+
+
+@dataclass(frozen=True)
+class Structure:
+    """What must match for a compiled model to be reused: runs and group levels."""
+
+    runs: tuple[str, ...]
+    levels: tuple[tuple[str, tuple[Any, ...]], ...]
+
+
+def groups_of(spec: ModelSpec) -> list[str]:
+    """Group columns used by the spec's effects and noise model, in first-use order."""
+    groups = [e.group for e in spec.effects]
+    if spec.likelihood.sigma_by is not None:
+        groups.append(spec.likelihood.sigma_by)
+    return list(dict.fromkeys(groups))
+
+
+def check_compatible(spec: ModelSpec, data: LossData) -> None:
+    """Raise if the data cannot be fitted with this spec (columns, levels, collinearity)."""
+    law = spec.law_obj
+    data.require_levels(law.covariates, law.name)
+    uses_run = [e.name for e in spec.effects if e.group == C.RUN]
+    if spec.likelihood.sigma_by == C.RUN:
+        uses_run.append("likelihood.sigma_by = 'run'")
+    if uses_run and not data.has_runs:
+        raise DataError(
+            f"the table has no 'run' column (one row per run) but the spec uses per-run terms "
+            f"({', '.join(uses_run)}); use a spec without them, e.g. likelihood.sigma_by = "
+            "'none' (the chinchilla default)")
+    table = data.run_table()
+    for e in spec.effects:
+        _, codes = data.levels(e.group)
+        param = law.param(e.param)
+        for cov in law.covariates:
+            if cov == C.D and data.has_runs:
+                continue
+            within = table.groupby(codes)[cov].nunique()
+            if (within <= 1).all() and (param.term is None or param.term == cov):
+                what = "the irreducible loss E" if param.term is None else f"the {cov} term"
+                raise SpecError(
+                    f"effect {e.param!r} by {e.group!r} is collinear with the law: {cov} is "
+                    f"constant within each {e.group} level, so a per-level shift of "
+                    f"{e.param!r} duplicates {what}. Remove this effect or let another "
+                    "parameter vary")
+
+
+def structure_of(spec: ModelSpec, data: LossData) -> Structure:
+    """The structure key of (spec, data) for model reuse."""
+    levels = tuple((g, tuple(data.levels(g)[0].tolist())) for g in groups_of(spec))
+    return Structure(tuple(data.runs.tolist()), levels)
+
+
+class LossModel:
+    """A compiled-once PyMC model of a loss law over a sweep.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        Law, priors, hierarchy and likelihood.
+    data : LossData
+        The data that fixes the structure (runs and group levels) and initial values.
+    """
+
+    def __init__(self, spec: ModelSpec, data: LossData) -> None:
+        check_compatible(spec, data)
+        self.spec = spec
+        self.structure = structure_of(spec, data)
+        self.model = self._build(data)
+
+    # ------------------------------------------------------------------------------------
+    def data_values(self, data: LossData) -> dict[str, np.ndarray]:
+        """Values of every ``pm.Data`` container for ``data`` (same structure required)."""
+        if structure_of(self.spec, data) != self.structure:
+            raise SpecError("data have other runs or group levels than the compiled model; "
+                            "build a new LossModel for them")
+        vals = {COV_DATA[c]: data.values(c).astype(float) for c in self.spec.law_obj.covariates}
+        vals["run_idx"] = data.run_index
+        vals["loss_obs"] = data.values(C.LOSS).astype(float)
+        return vals
+
+    def set_data(self, data: LossData) -> None:
+        """Swap the observations in the PyMC model (same structure)."""
+        import pymc as pm
+
+        with self.model:
+            pm.set_data(self.data_values(data), coords={"obs": np.arange(len(data))})
+
+    # ------------------------------------------------------------------------------------
+    def _build(self, data: LossData) -> Any:
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        spec, law = self.spec, self.spec.law_obj
+        coords: dict[str, Any] = {"obs": np.arange(len(data)), "run": data.runs.tolist()}
+        codes: dict[str, np.ndarray] = {}
+        for g in groups_of(spec):
+            levels, codes[g] = data.levels(g)
+            coords.setdefault(level_dim(g), levels.tolist())
+        n_runs = len(data.runs)
+        with pm.Model(coords=coords) as model:
+            values = self.data_values(data)
+            cov = {c: pm.Data(COV_DATA[c], values[COV_DATA[c]], dims="obs")
+                   for c in law.covariates}
+            run_idx = pm.Data("run_idx", values["run_idx"], dims="obs")
+            loss_obs = pm.Data("loss_obs", values["loss_obs"], dims="obs")
+            theta: dict[str, Any] = {}
+            scalars: dict[str, Any] = {}
+            for p in law.params:
+                if p.name in spec.fixed:
+                    theta[p.name] = scalars[p.name] = pt.as_tensor(spec.fixed[p.name])
+                    continue
+                scalars[p.name] = spec.priors[p.name].create(p.name)
+                effects = [e for e in spec.effects if e.param == p.name]
+                if not effects:
+                    theta[p.name] = scalars[p.name]
+                    continue
+                link = pt.log(scalars[p.name]) if p.link == "log" else scalars[p.name]
+                eta = pt.zeros(n_runs) + link
+                for e in effects:
+                    dim = level_dim(e.group)
+                    sd = (e.scale.create(f"{e.name}_sd") if not isinstance(e.scale, float)
+                          else pt.as_tensor(e.scale))
+                    if e.centered:
+                        eff = pm.Normal(e.name, 0.0, sd, dims=dim)
+                    else:
+                        z = pm.Normal(f"{e.name}_z", 0.0, 1.0, dims=dim)
+                        eff = pm.Deterministic(e.name, sd * z, dims=dim)
+                    eta = eta + eff[codes[e.group]]
+                per_run = pt.exp(eta) if p.link == "log" else eta
+                per_run = pm.Deterministic(f"{p.name}_run", per_run, dims="run")
+                theta[p.name] = per_run[run_idx]
+            for name, value in law.natural(scalars, spec.reference).items():
+                pm.Deterministic(name, value)
+            mu = law(pt, cov, theta, spec.reference)
+            sigma = self._noise(pm, pt, codes, run_idx)
+            lk = spec.likelihood
+            if lk.family == "student_t":
+                nu = lk.nu.create("nu")
+                pm.StudentT("loss", nu=nu, mu=mu, sigma=sigma, observed=loss_obs, dims="obs")
+            else:
+                pm.Normal("loss", mu=mu, sigma=sigma, observed=loss_obs, dims="obs")
+        return model
+
+    def _noise(self, pm: Any, pt: Any, codes: dict[str, np.ndarray], run_idx: Any) -> Any:
+        lk = self.spec.likelihood
+        sigma = lk.sigma.create("sigma")
+        if lk.sigma_by is None:
+            return sigma
+        dim = level_dim(lk.sigma_by)
+        spread = lk.sigma_spread.create("sigma_spread")
+        if lk.sigma_centered:
+            per_level = sigma * pt.exp(pm.Normal("sigma_log_dev", 0.0, spread, dims=dim))
+        else:
+            z = pm.Normal("sigma_z", 0.0, 1.0, dims=dim)
+            per_level = sigma * pt.exp(spread * z)
+        per_run = pm.Deterministic("sigma_run", per_level[codes[lk.sigma_by]], dims="run")
+        return per_run[run_idx]

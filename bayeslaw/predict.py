@@ -1,0 +1,229 @@
+"""Posterior predictions on any (N, D, T_m) table, evaluated in numpy from posterior draws.
+
+The law is the same function as in the PyMC graph (``xp=numpy``), so predictions need
+no recompilation.  Group effects are resolved per row:
+
+* a row whose ``run`` was fitted uses that run's own posterior parameters;
+* otherwise each group effect uses the fitted level's draws when the row's level was seen,
+  and a fresh draw from the population (``sd * z``, ``z ~ N(0, 1)``) for a new level, one
+  per new level and posterior draw - so bands for new N or T_m widen honestly.
+
+Two kinds of band: ``epistemic`` (the law's value, parameter uncertainty only) and
+``predictive`` (a new observed loss, noise included: the default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from . import constants as C
+from .errors import DataError, SpecError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .fit import Fit
+
+
+def _rows_runs(fit: Fit, table: pd.DataFrame) -> np.ndarray:
+    """Index of each row's fitted run, or -1 for rows of new runs."""
+    runs = {r: i for i, r in enumerate(fit.data.runs)}
+    if C.RUN not in table.columns:
+        return np.full(len(table), -1)
+    return np.array([runs.get(str(r), -1) for r in table[C.RUN]], dtype=int)
+
+
+def _level_draws(fit: Fit, name: str, group: str, values: np.ndarray, sd: np.ndarray,
+                 rng: np.random.Generator) -> np.ndarray:
+    """Effect draws ``(S, n)`` for row levels ``values``; new levels from the population."""
+    fitted = np.asarray(fit.idata.posterior[name][f"{group}_level" if group != C.RUN
+                                                  else "run"].values)
+    eff = fit.draws(name)  # (S, K)
+    out = np.empty((eff.shape[0], len(values)))
+    for level in pd.unique(values):
+        rows = values == level
+        match = np.flatnonzero(fitted == level) if fitted.dtype.kind in "fiu" or \
+            isinstance(level, str) else np.array([], dtype=int)
+        if match.size:
+            out[:, rows] = eff[:, match[0]][:, None]
+        else:
+            out[:, rows] = (sd * rng.standard_normal(eff.shape[0]))[:, None]
+    return out
+
+
+def _group_values(fit: Fit, table: pd.DataFrame, group: str) -> np.ndarray:
+    if group == C.RUN:
+        if C.RUN not in table.columns:
+            return np.array([f"new{i}" for i in range(len(table))], dtype=object)
+        return table[C.RUN].astype(str).to_numpy()
+    if group not in table.columns:
+        raise DataError(f"the fit's spec varies a parameter by {group!r}: add a {group!r} "
+                        "column to the prediction points")
+    values = table[group].to_numpy()
+    fitted = fit.data.frame[group].to_numpy()
+    return values.astype(float) if fitted.dtype.kind in "fiu" else values.astype(str)
+
+
+def parameter_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator
+                    ) -> dict[str, Any]:
+    """Law parameters per row: arrays ``(S, n)``, ``(S, 1)`` or fixed floats."""
+    spec, law = fit.spec, fit.spec.law_obj
+    known = _rows_runs(fit, table)
+    theta: dict[str, Any] = {}
+    for p in law.params:
+        if p.name in spec.fixed:
+            theta[p.name] = spec.fixed[p.name]
+            continue
+        effects = [e for e in spec.effects if e.param == p.name]
+        if not effects:
+            theta[p.name] = fit.draws(p.name)[:, None]
+            continue
+        pop = fit.draws(p.name)[:, None]
+        eta = np.log(pop) if p.link == "log" else pop
+        eta = np.broadcast_to(eta, (len(pop), len(table))).copy()
+        for e in effects:
+            sd = (fit.draws(f"{e.name}_sd") if not isinstance(e.scale, float)
+                  else np.full(len(pop), e.scale))
+            eta += _level_draws(fit, e.name, e.group, _group_values(fit, table, e.group), sd,
+                                rng)
+        value = np.exp(eta) if p.link == "log" else eta
+        if (known >= 0).any():
+            value[:, known >= 0] = fit.draws(f"{p.name}_run")[:, known[known >= 0]]
+        theta[p.name] = value
+    return theta
+
+
+def noise_scale_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
+    """Noise scale per draw and row, ``(S, n)``; new runs / levels drawn from the population."""
+    lk = fit.spec.likelihood
+    sigma = fit.draws("sigma")[:, None]
+    if lk.sigma_by is None:
+        return np.broadcast_to(sigma, (len(sigma), len(table)))
+    values = _group_values(fit, table, lk.sigma_by)
+    fitted_levels = np.asarray(fit.idata.posterior["sigma_run"]["run"].values)
+    per_run = fit.draws("sigma_run")
+    spread = fit.draws("sigma_spread")
+    out = np.empty((len(sigma), len(table)))
+    if lk.sigma_by == C.RUN:
+        lookup = {r: i for i, r in enumerate(fitted_levels)}
+        for level in pd.unique(values):
+            rows = values == level
+            if level in lookup:
+                out[:, rows] = per_run[:, lookup[level]][:, None]
+            else:
+                out[:, rows] = (sigma[:, 0] * np.exp(spread * rng.standard_normal(len(sigma)))
+                                )[:, None]
+        return out
+    run_levels = fit.data.run_table()[lk.sigma_by].to_numpy()
+    for level in pd.unique(values):
+        rows = values == level
+        match = np.flatnonzero(run_levels == level)
+        if match.size:
+            out[:, rows] = per_run[:, match[0]][:, None]
+        else:
+            out[:, rows] = (sigma[:, 0] * np.exp(spread * rng.standard_normal(len(sigma))))[
+                :, None]
+    return out
+
+
+def mean_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
+    """The law's value per posterior draw and row, ``(S, n)``."""
+    law = fit.spec.law_obj
+    missing = [c for c in law.covariates if c not in table.columns]
+    if missing:
+        raise DataError(f"prediction points lack column(s) {missing} needed by law "
+                        f"{law.name!r}")
+    cov = {c: table[c].to_numpy(dtype=float)[None, :] for c in law.covariates}
+    theta = parameter_draws(fit, table, rng)
+    mu = np.asarray(law(np, cov, theta, fit.spec.reference), dtype=float)
+    return np.broadcast_to(mu, (fit.n_draws, len(table)))
+
+
+def _noise(fit: Fit, scale: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    lk = fit.spec.likelihood
+    if lk.family == "student_t":
+        nu = fit.draws("nu")[:, None]
+        return scale * rng.standard_t(np.broadcast_to(nu, scale.shape))
+    return scale * rng.standard_normal(scale.shape)
+
+
+def pointwise_log_likelihood(fit: Fit) -> np.ndarray:
+    """Log density of every observation under every draw, ``(S, n)`` (the model's own)."""
+    rng = np.random.default_rng(0)  # unused: every row is a fitted run
+    table = fit.data.frame
+    mu = mean_draws(fit, table, rng)
+    scale = noise_scale_draws(fit, table, rng)
+    y = table[C.LOSS].to_numpy(float)[None, :]
+    if fit.spec.likelihood.family == "student_t":
+        return stats.t.logpdf(y, df=fit.draws("nu")[:, None], loc=mu, scale=scale)
+    return stats.norm.logpdf(y, loc=mu, scale=scale)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Predictions on a table of points.
+
+    Attributes
+    ----------
+    table : DataFrame
+        The input points plus ``median`` and ``lower_XX`` / ``upper_XX`` per band.
+    draws : ndarray
+        Every posterior draw of the predicted quantity, ``(S, n)``.
+    kind : {"predictive", "epistemic"}
+    probs : tuple of float
+    """
+
+    table: pd.DataFrame
+    draws: np.ndarray = field(repr=False)
+    kind: str = "predictive"
+    probs: tuple[float, ...] = C.BAND_PROBS
+
+    def band(self, prob: float) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds of the central ``prob`` band."""
+        tag = band_tag(prob)
+        return self.table[f"lower_{tag}"].to_numpy(), self.table[f"upper_{tag}"].to_numpy()
+
+
+def band_tag(prob: float) -> str:
+    """Column suffix of a band: 0.9 -> ``"90"``, 0.975 -> ``"97.5"``."""
+    return f"{prob * 100:g}"
+
+
+def predict(fit: Fit, points: pd.DataFrame, *, kind: str = "predictive",
+            probs: Sequence[float] = C.BAND_PROBS, seed: int = 0) -> Prediction:
+    """Posterior median and central bands of the loss at ``points``.
+
+    Parameters
+    ----------
+    fit : Fit
+    points : DataFrame
+        Columns the law needs (``N``, ``D``, ``T_m``), optionally ``run`` (a fitted run's
+        own effects) and the spec's group columns.
+    kind : {"predictive", "epistemic"}
+        ``predictive`` includes observation noise; ``epistemic`` is the law's value.
+    probs : sequence of float
+        Central band probabilities, each in (0, 1).
+    seed : int
+        Seed of the draws for new group levels and noise.
+    """
+    if kind not in ("predictive", "epistemic"):
+        raise SpecError(f"kind must be 'predictive' or 'epistemic', got {kind!r}")
+    probs = tuple(float(p) for p in probs)
+    if not all(0 < p < 1 for p in probs):
+        raise SpecError(f"band probabilities must lie in (0, 1), got {probs}")
+    rng = np.random.default_rng(seed)
+    points = points.reset_index(drop=True)
+    draws = mean_draws(fit, points, rng)
+    if kind == "predictive":
+        draws = draws + _noise(fit, noise_scale_draws(fit, points, rng), rng)
+    out = points.copy()
+    out["median"] = np.median(draws, axis=0)
+    for p in probs:
+        lo, hi = np.quantile(draws, [(1 - p) / 2, (1 + p) / 2], axis=0)
+        out[f"lower_{band_tag(p)}"] = lo
+        out[f"upper_{band_tag(p)}"] = hi
+    return Prediction(out, np.asarray(draws), kind, probs)

@@ -1,0 +1,371 @@
+"""Priors as objects and the declarative model spec (law + priors + hierarchy + likelihood).
+
+A spec is plain TOML under ``models/`` (shipped inside the wheel).  A user spec is
+merged over the law's default spec in one documented order::
+
+    user spec  >  law default spec (models/<law>.toml)
+
+Priors are fixed numbers on the centered scale, never scaled from the data, so that
+simulation-based calibration can draw from exactly the prior that is fitted.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import constants as C
+from .errors import SpecError
+from .laws import Law, get_law
+
+#: Distributions a spec may name, with the parameters each accepts.
+_DISTS: dict[str, frozenset[str]] = {
+    "Normal": frozenset({"mu", "sigma"}),
+    "LogNormal": frozenset({"mu", "sigma"}),
+    "HalfNormal": frozenset({"sigma"}),
+    "TruncatedNormal": frozenset({"mu", "sigma", "lower", "upper"}),
+    "Gamma": frozenset({"alpha", "beta"}),
+    "Exponential": frozenset({"lam"}),
+    "Uniform": frozenset({"lower", "upper"}),
+}
+LIKELIHOODS = ("student_t", "normal")
+POOLINGS = ("partial", "none")
+
+
+@dataclass(frozen=True)
+class Prior:
+    """A named PyMC distribution with numeric parameters, serialisable to a dict.
+
+    Examples
+    --------
+    >>> Prior("LogNormal", {"mu": 0.0, "sigma": 0.5}).to_dict()
+    {'dist': 'LogNormal', 'mu': 0.0, 'sigma': 0.5}
+    """
+
+    dist: str
+    params: Mapping[str, float]
+
+    def __post_init__(self) -> None:
+        if self.dist not in _DISTS:
+            raise SpecError(f"unknown prior distribution {self.dist!r}; use one of "
+                            f"{', '.join(sorted(_DISTS))}")
+        bad = set(self.params) - _DISTS[self.dist]
+        missing = {"mu", "sigma"} & _DISTS[self.dist] - set(self.params)
+        if bad or missing:
+            raise SpecError(
+                f"prior {self.dist} takes parameters {sorted(_DISTS[self.dist])}; "
+                f"got {sorted(self.params)}"
+            )
+        for k, v in self.params.items():
+            if not isinstance(v, int | float) or not np.isfinite(v):
+                raise SpecError(f"prior {self.dist} parameter {k}={v!r} must be a finite number")
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Prior:
+        """Inverse of :meth:`to_dict`."""
+        if "dist" not in d:
+            raise SpecError(f"prior {dict(d)!r} needs a 'dist' key, e.g. dist = \"LogNormal\"")
+        return cls(d["dist"], {k: float(v) for k, v in d.items() if k != "dist"})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form, as written in a spec file."""
+        return {"dist": self.dist, **dict(self.params)}
+
+    def create(self, name: str, **kwargs: Any) -> Any:
+        """Create the PyMC random variable inside the current model context."""
+        import pymc as pm
+
+        return getattr(pm, self.dist)(name, **self.params, **kwargs)
+
+    def dist_(self) -> Any:
+        """An unnamed PyMC distribution (for forward draws)."""
+        import pymc as pm
+
+        return getattr(pm, self.dist).dist(**self.params)
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A group effect: ``param`` varies by the levels of column ``group``.
+
+    ``pooling="partial"``: non-centered effects ``scale_sd * z`` with ``scale`` the prior
+    of the learned sd (partial pooling).  ``pooling="none"``: the sd is fixed at the number
+    ``scale`` (no information shared about the spread: effectively unpooled levels).
+    Effects are added on the parameter's link scale (log for positive parameters).
+    """
+
+    param: str
+    group: str
+    pooling: str = "partial"
+    scale: Prior | float = field(default_factory=lambda: Prior("HalfNormal", {"sigma": 0.1}))
+    centered: bool = False
+
+    @property
+    def name(self) -> str:
+        """Stem of the variable names of this effect (``b_by_N``)."""
+        return f"{self.param}_by_{self.group}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form."""
+        scale = self.scale.to_dict() if isinstance(self.scale, Prior) else self.scale
+        return {"param": self.param, "group": self.group, "pooling": self.pooling,
+                "scale": scale, "centered": self.centered}
+
+
+@dataclass(frozen=True)
+class Likelihood:
+    """Observation model: family, base noise scale, per-run spread, Student-t dof."""
+
+    family: str
+    sigma: Prior
+    sigma_by: str | None = "run"
+    sigma_spread: Prior | None = None
+    nu: Prior | None = None
+    sigma_centered: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form."""
+        out: dict[str, Any] = {"family": self.family, "sigma": self.sigma.to_dict(),
+                               "sigma_by": self.sigma_by or "none",
+                               "sigma_centered": self.sigma_centered}
+        if self.sigma_spread is not None:
+            out["sigma_spread"] = self.sigma_spread.to_dict()
+        if self.nu is not None:
+            out["nu"] = self.nu.to_dict()
+        return out
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Everything that defines a model except the data; immutable and serialisable."""
+
+    law: str
+    reference: Mapping[str, float]
+    fixed: Mapping[str, float]
+    priors: Mapping[str, Prior]
+    effects: tuple[Effect, ...]
+    likelihood: Likelihood
+    sampler: Mapping[str, Any]
+    description: str = ""
+
+    @property
+    def law_obj(self) -> Law:
+        """The registered :class:`Law`."""
+        return get_law(self.law)
+
+    @property
+    def free_params(self) -> tuple[str, ...]:
+        """Law parameters that are sampled (in law order)."""
+        return tuple(n for n in self.law_obj.param_names if n not in self.fixed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form (the TOML layout)."""
+        return {
+            "law": self.law,
+            "description": self.description,
+            "reference": dict(self.reference),
+            "fixed": dict(self.fixed),
+            "priors": {k: v.to_dict() for k, v in self.priors.items()},
+            "effects": [e.to_dict() for e in self.effects],
+            "likelihood": self.likelihood.to_dict(),
+            "sampler": dict(self.sampler),
+        }
+
+    def to_json(self) -> str:
+        """Canonical JSON (stored in saved fits)."""
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ModelSpec:
+        """Build and validate a spec from its plain-dict form (no merging)."""
+        return _parse(d)
+
+    def replace_effects(self, effects: tuple[Effect, ...]) -> ModelSpec:
+        """A copy with other group effects (e.g. complete pooling: ``()``)."""
+        d = self.to_dict()
+        d["effects"] = [e.to_dict() for e in effects]
+        return _parse(d)
+
+
+def _models_dir() -> Path:
+    """Directory of the default specs: inside the wheel, else the source tree's ``models/``."""
+    shipped = Path(str(resources.files("bayeslaw"))) / "_models"
+    if shipped.is_dir():
+        return shipped
+    return Path(__file__).resolve().parent.parent / "models"
+
+
+def available_specs() -> list[str]:
+    """Names of the default specs shipped with the package."""
+    return sorted(p.stem for p in _models_dir().glob("*.toml"))
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise SpecError(f"spec file {str(path)!r} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"spec file {str(path)!r} is not valid TOML: {exc}") from None
+
+
+def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
+    """User keys override base keys table by table; ``effects`` is replaced whole."""
+    out = copy.deepcopy(base)
+    for key, value in user.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict) and key != "priors":
+            out[key] = {**out[key], **value}
+        elif key == "priors":
+            out[key] = {**out.get(key, {}), **value}
+        else:
+            out[key] = copy.deepcopy(value)
+    # a prior given by the user frees a parameter the default spec fixed
+    for name in user.get("priors", {}):
+        if name in out.get("fixed", {}) and name not in user.get("fixed", {}):
+            del out["fixed"][name]
+    return out
+
+
+def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
+              law: str | None = None) -> ModelSpec:
+    """Load a spec: a TOML path, a shipped spec name, or a dict, merged over the law default.
+
+    Parameters
+    ----------
+    spec : str, Path, mapping or None
+        ``None`` gives the default spec of ``law``.
+    law : str, optional
+        Law name; overrides the spec's ``law`` key (and picks the default spec to merge over).
+    """
+    if isinstance(spec, ModelSpec):
+        return spec
+    if spec is None:
+        user: dict[str, Any] = {}
+    elif isinstance(spec, Mapping):
+        user = dict(spec)
+    else:
+        path = Path(spec)
+        if path.suffix != ".toml" and not path.exists():
+            path = _models_dir() / f"{spec}.toml"
+            if not path.exists():
+                raise SpecError(f"no spec file {str(spec)!r} and no shipped spec of that name; "
+                                f"shipped specs: {', '.join(available_specs())}")
+        user = _read_toml(path)
+    law_name = law or user.get("law") or "looped_total"
+    get_law(law_name)
+    base_path = _models_dir() / f"{law_name}.toml"
+    base = _read_toml(base_path) if base_path.exists() else {}
+    merged = _merge(base, user)
+    merged["law"] = law_name
+    return _parse(merged)
+
+
+def _prior(value: Any, where: str) -> Prior:
+    if not isinstance(value, Mapping):
+        raise SpecError(f"{where} must be a table like {{ dist = \"LogNormal\", mu = 0, "
+                        f"sigma = 1 }}, got {value!r}")
+    try:
+        return Prior.from_dict(value)
+    except SpecError as exc:
+        raise SpecError(f"{where}: {exc}") from None
+
+
+def _parse(d: Mapping[str, Any]) -> ModelSpec:
+    known = {"law", "description", "reference", "fixed", "priors", "effects", "likelihood",
+             "sampler"}
+    unknown = set(d) - known
+    if unknown:
+        raise SpecError(f"unknown spec section(s) {sorted(unknown)}; allowed: {sorted(known)}")
+    law = get_law(d.get("law", "looped_total"))
+    names = set(law.param_names)
+    fixed = {k: float(v) for k, v in
+             {**{p.name: p.fixed for p in law.params if p.fixed is not None},
+              **d.get("fixed", {})}.items()}
+    for k in fixed:
+        law.param(k)
+    priors = {}
+    for k, v in d.get("priors", {}).items():
+        law.param(k)
+        priors[k] = _prior(v, f"priors.{k}")
+    both = set(fixed) & set(priors)
+    if both:
+        raise SpecError(f"parameter(s) {sorted(both)} are both fixed and given a prior; "
+                        "remove one of the two")
+    missing = names - set(fixed) - set(priors)
+    if missing:
+        raise SpecError(f"sampled parameter(s) {sorted(missing)} of law {law.name!r} need a "
+                        "prior in [priors] (or a value in [fixed])")
+    reference = {k: float(v) for k, v in d.get("reference", {}).items()}
+    for cov in law.covariates:
+        if cov not in reference or reference[cov] <= 0:
+            raise SpecError(f"[reference] needs a positive {cov} (the centering point of the "
+                            f"{cov} term)")
+    effects = []
+    for i, e in enumerate(d.get("effects", [])):
+        if "param" not in e or "group" not in e:
+            raise SpecError(f"effects[{i}] needs 'param' and 'group' keys")
+        law.param(e["param"])
+        if e["param"] in fixed:
+            raise SpecError(f"effects[{i}]: {e['param']!r} is fixed, it cannot vary by group")
+        pooling = e.get("pooling", "partial")
+        if pooling not in POOLINGS:
+            raise SpecError(f"effects[{i}].pooling must be one of {POOLINGS}, got {pooling!r}")
+        raw = e.get("scale", {"dist": "HalfNormal", "sigma": 0.1})
+        if pooling == "none":
+            if not isinstance(raw, int | float) or raw <= 0:
+                raise SpecError(f"effects[{i}]: pooling='none' needs a positive number "
+                                f"'scale' (the fixed sd of the levels), got {raw!r}")
+            scale: Prior | float = float(raw)
+        else:
+            scale = _prior(raw, f"effects[{i}].scale")
+        effects.append(Effect(e["param"], str(e["group"]), pooling, scale,
+                              bool(e.get("centered", False))))
+    keys = [(e.param, e.group) for e in effects]
+    if len(set(keys)) != len(keys):
+        raise SpecError("an effect (param, group) pair is listed twice in [[effects]]")
+    lk = dict(d.get("likelihood", {}))
+    family = lk.get("family", "student_t")
+    if family not in LIKELIHOODS:
+        raise SpecError(f"likelihood.family must be one of {LIKELIHOODS}, got {family!r}")
+    if "sigma" not in lk:
+        raise SpecError("[likelihood] needs a 'sigma' prior (the noise scale of the loss)")
+    sigma_by = lk.get("sigma_by", "run")
+    sigma_by = None if sigma_by in (None, "none", "") else sigma_by
+    if sigma_by is not None and "sigma_spread" not in lk:
+        raise SpecError("likelihood.sigma_by needs a 'sigma_spread' prior (sd of log sigma "
+                        "across groups)")
+    if family == "student_t" and "nu" not in lk:
+        raise SpecError("likelihood.family = 'student_t' needs a 'nu' prior")
+    likelihood = Likelihood(
+        family=family,
+        sigma=_prior(lk["sigma"], "likelihood.sigma"),
+        sigma_by=sigma_by,
+        sigma_spread=_prior(lk["sigma_spread"], "likelihood.sigma_spread")
+        if sigma_by is not None else None,
+        nu=_prior(lk["nu"], "likelihood.nu") if family == "student_t" else None,
+        sigma_centered=bool(lk.get("sigma_centered", False)),
+    )
+    sampler = {"draws": C.DEFAULT_DRAWS, "tune": C.DEFAULT_TUNE, "chains": C.DEFAULT_CHAINS,
+               "target_accept": C.DEFAULT_TARGET_ACCEPT, "backend": "nutpie",
+               **d.get("sampler", {})}
+    if sampler["backend"] not in ("nutpie", "pymc"):
+        raise SpecError(f"sampler.backend must be 'nutpie' or 'pymc', got {sampler['backend']!r}")
+    return ModelSpec(
+        law=law.name,
+        reference=reference,
+        fixed=fixed,
+        priors=priors,
+        effects=tuple(effects),
+        likelihood=likelihood,
+        sampler=sampler,
+        description=str(d.get("description", "")),
+    )
