@@ -25,3 +25,8 @@ MIN_BFMI = 0.3
 
 #: Version of the saved-fit file layout; bump on incompatible change.
 FIT_FORMAT_VERSION = 1
+
+#: ``centered = "auto"``: a group effect is centered when each of its levels holds at least
+#: this many observations. Measured: 600-1000 points per level mix at tree depth 4 centered
+#: and 9-10 non-centered; 75 points per level mix only non-centered (ESS 18 vs 560).
+CENTERED_MIN_POINTS = 200

@@ -162,13 +162,16 @@ def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: 
         import nutpie
 
         compiled = _nutpie_compiled(spec, data)
+        low_rank = settings.get("low_rank", "auto")
+        if low_rank == "auto":
+            low_rank = get_model(spec, data).prefers_low_rank
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)  # nutpie/arviz deprecations
             return nutpie.sample(
                 compiled, draws=int(settings["draws"]), tune=int(settings["tune"]),
                 chains=int(settings["chains"]), seed=int(seed), progress_bar=progress,
                 target_accept=float(settings["target_accept"]),
-                low_rank_modified_mass_matrix=bool(settings.get("low_rank", False)),
+                low_rank_modified_mass_matrix=bool(low_rank),
             )
     import pymc as pm
 
@@ -231,9 +234,10 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     provenance = {"seed": int(seed), "sampler": settings, "source": data.source,
                   "sha256": data.sha256, "notes": list(data.notes),
                   "bayeslaw_version": __version__}
-    result = Fit(idata=idata, spec=spec, data=data, provenance=provenance)
+    result = Fit(idata=idata, spec=spec, data=data, provenance=provenance,
+                 thresholds=thresholds or Thresholds())
     result.attach_log_likelihood()
-    result.check(strict=strict, thresholds=thresholds)
+    result.check(strict=strict)
     return result
 
 
@@ -255,12 +259,13 @@ class Fit:
     spec: ModelSpec
     data: LossData
     provenance: dict[str, Any]
+    thresholds: Thresholds = field(default_factory=Thresholds)
 
     # -- diagnostics -----------------------------------------------------------------------
     @cached_property
     def diagnostics(self) -> Diagnostics:
-        """Convergence diagnostics with the default thresholds."""
-        return diagnose(self.idata)
+        """Convergence diagnostics judged against :attr:`thresholds`."""
+        return diagnose(self.idata, self.thresholds)
 
     def check(self, *, strict: bool = False, thresholds: Thresholds | None = None) -> Diagnostics:
         """Warn (or raise with ``strict``) when diagnostics fail; return them."""

@@ -96,8 +96,11 @@ class Prior:
 class Effect:
     """A group effect: ``param`` varies by the levels of column ``group``.
 
-    ``pooling="partial"``: non-centered effects ``scale_sd * z`` with ``scale`` the prior
-    of the learned sd (partial pooling).  ``pooling="none"``: the sd is fixed at the number
+    ``pooling="partial"``: effects with a learned sd whose prior is ``scale`` (partial
+    pooling), centered (``effect ~ Normal(0, sd)``) or non-centered (``sd * z``); ``"auto"``
+    picks centered when every level holds at least
+    :data:`~bayeslaw.constants.CENTERED_MIN_POINTS` observations (the data then pin each
+    level and the non-centered form becomes a curved ridge) and non-centered otherwise.  ``pooling="none"``: the sd is fixed at the number
     ``scale`` (no information shared about the spread: effectively unpooled levels).
     Effects are added on the parameter's link scale (log for positive parameters).
     """
@@ -106,7 +109,7 @@ class Effect:
     group: str
     pooling: str = "partial"
     scale: Prior | float = field(default_factory=lambda: Prior("HalfNormal", {"sigma": 0.1}))
-    centered: bool = False
+    centered: bool | str = "auto"
 
     @property
     def name(self) -> str:
@@ -129,7 +132,7 @@ class Likelihood:
     sigma_by: str | None = "run"
     sigma_spread: Prior | None = None
     nu: Prior | None = None
-    sigma_centered: bool = False
+    sigma_centered: bool | str = "auto"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form."""
@@ -279,6 +282,12 @@ def _prior(value: Any, where: str) -> Prior:
         raise SpecError(f"{where}: {exc}") from None
 
 
+def _centered(value: Any, where: str) -> bool | str:
+    if value == "auto" or isinstance(value, bool):
+        return value
+    raise SpecError(f"{where} must be true, false or \"auto\", got {value!r}")
+
+
 def _parse(d: Mapping[str, Any]) -> ModelSpec:
     known = {"law", "description", "reference", "fixed", "priors", "effects", "likelihood",
              "sampler"}
@@ -287,8 +296,10 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
         raise SpecError(f"unknown spec section(s) {sorted(unknown)}; allowed: {sorted(known)}")
     law = get_law(d.get("law", "looped_total"))
     names = set(law.param_names)
+    given = d.get("priors", {})
     fixed = {k: float(v) for k, v in
-             {**{p.name: p.fixed for p in law.params if p.fixed is not None},
+             {**{p.name: p.fixed for p in law.params
+                 if p.fixed is not None and p.name not in given},
               **d.get("fixed", {})}.items()}
     for k in fixed:
         law.param(k)
@@ -328,7 +339,7 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
         else:
             scale = _prior(raw, f"effects[{i}].scale")
         effects.append(Effect(e["param"], str(e["group"]), pooling, scale,
-                              bool(e.get("centered", False))))
+                              _centered(e.get("centered", "auto"), f"effects[{i}].centered")))
     keys = [(e.param, e.group) for e in effects]
     if len(set(keys)) != len(keys):
         raise SpecError("an effect (param, group) pair is listed twice in [[effects]]")
@@ -352,11 +363,14 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
         sigma_spread=_prior(lk["sigma_spread"], "likelihood.sigma_spread")
         if sigma_by is not None else None,
         nu=_prior(lk["nu"], "likelihood.nu") if family == "student_t" else None,
-        sigma_centered=bool(lk.get("sigma_centered", False)),
+        sigma_centered=_centered(lk.get("sigma_centered", "auto"), "likelihood.sigma_centered"),
     )
     sampler = {"draws": C.DEFAULT_DRAWS, "tune": C.DEFAULT_TUNE, "chains": C.DEFAULT_CHAINS,
                "target_accept": C.DEFAULT_TARGET_ACCEPT, "backend": "nutpie",
                **d.get("sampler", {})}
+    if sampler.get("low_rank", "auto") not in ("auto", True, False):
+        raise SpecError(f"sampler.low_rank must be true, false or \"auto\", got "
+                        f"{sampler['low_rank']!r}")
     if sampler["backend"] not in ("nutpie", "pymc"):
         raise SpecError(f"sampler.backend must be 'nutpie' or 'pymc', got {sampler['backend']!r}")
     return ModelSpec(

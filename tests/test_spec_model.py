@@ -1,0 +1,103 @@
+import numpy as np
+import pytest
+
+import bayeslaw as bl
+from bayeslaw.errors import DataError, SpecError
+from bayeslaw.model import LossModel, check_compatible
+from bayeslaw.priors import Prior, available_specs, load_spec
+from bayeslaw.simulate import looped_sweep
+
+
+@pytest.fixture(scope="module")
+def small_data():
+    frame, _ = looped_sweep(points=8, N=(1e8, 3e8, 1e9), T_m=(2, 4, 8), seed=3)
+    return bl.load(frame)
+
+
+def test_shipped_specs_load_and_round_trip():
+    assert {"looped_total", "chinchilla"} <= set(available_specs())
+    for name in available_specs():
+        spec = load_spec(name)
+        assert bl.ModelSpec.from_dict(spec.to_dict()) == spec
+        assert spec.description
+
+
+def test_user_spec_merges_over_default(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('law = "looped_total"\n[priors.t2]\ndist = "LogNormal"\nmu = 15.0\n'
+                    'sigma = 0.5\n[sampler]\ndraws = 10\n')
+    spec = load_spec(path)
+    assert "t2" in spec.free_params and "t2" not in spec.fixed  # a prior frees an offset
+    assert spec.sampler["draws"] == 10 and spec.sampler["tune"] == 1000
+    assert spec.priors["E"] == load_spec(law="looped_total").priors["E"]
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"priors": {"E": {"dist": "Cauchy", "alpha": 0}}}, "unknown prior distribution 'Cauchy'"),
+    ({"priors": {"E": {"dist": "Normal", "mu": 1}}}, r"takes parameters \['mu', 'sigma'\]"),
+    ({"priors": {"zeta": {"dist": "Normal", "mu": 0, "sigma": 1}}}, "no parameter 'zeta'"),
+    ({"fixed": {"E": 1.7}}, r"\['E'\] are both fixed and given a prior"),
+    ({"effects": [{"param": "t1", "group": "N"}]}, "'t1' is fixed, it cannot vary"),
+    ({"effects": [{"param": "b", "group": "N", "pooling": "some"}]}, "pooling must be one of"),
+    ({"effects": [{"param": "b", "group": "N", "pooling": "none", "scale": {"dist": "HalfNormal",
+                                                                           "sigma": 1}}]},
+     "pooling='none' needs a positive number"),
+    ({"likelihood": {"family": "cauchy"}}, "likelihood.family must be one of"),
+    ({"sampler": {"backend": "stan"}}, "sampler.backend must be"),
+    ({"reference": {"N": -1}}, r"\[reference\] needs a positive N"),
+    ({"colour": 1}, "unknown spec section"),
+])
+def test_spec_errors(bad, match):
+    with pytest.raises(SpecError, match=match):
+        load_spec(bad, law="looped_total")
+
+
+def test_prior_dict_round_trip():
+    p = Prior("Gamma", {"alpha": 4.0, "beta": 0.4})
+    assert Prior.from_dict(p.to_dict()) == p
+
+
+def test_collinear_effects_rejected(small_data):
+    base = load_spec(law="looped_total").to_dict()
+    for param, group in [("E", "T_m"), ("E", "N"), ("c", "T_m"), ("gamma", "T_m"),
+                         ("a", "N"), ("E", "run"), ("alpha", "run")]:
+        d = dict(base, effects=[{"param": param, "group": group}])
+        with pytest.raises(SpecError, match=f"effect '{param}' by '{group}' is collinear"):
+            check_compatible(load_spec(d), small_data)
+    ok = dict(base, effects=[{"param": "b", "group": "run"}, {"param": "c", "group": "N"}])
+    check_compatible(load_spec(ok), small_data)
+
+
+def test_final_loss_table_needs_spec_without_run_terms(small_data):
+    final = small_data.frame.groupby("run").sample(1, random_state=0).drop(columns="run")
+    data = bl.load(final)
+    with pytest.raises(DataError, match="no 'run' column .*likelihood.sigma_by = 'run'"):
+        check_compatible(load_spec(law="looped_total"), data)
+
+
+def test_graph_variables_dims_and_finite_logp(small_data):
+    spec = load_spec(law="looped_total")
+    lm = LossModel(spec, small_data)
+    m = lm.model
+    names = set(m.named_vars)
+    for v in ["E", "a", "alpha", "b", "beta", "c", "gamma", "sigma", "nu", "sigma_spread",
+              "b_by_N", "beta_by_T_m", "b_run", "beta_run", "sigma_run", "A", "B", "C", "loss"]:
+        assert v in names, v
+    assert not {"t1", "t2", "t3"} & names  # fixed offsets are constants
+    assert m.named_vars_to_dims["b_by_N"] == ("N_level",)
+    assert list(m.coords["T_m_level"]) == [2.0, 4.0, 8.0]
+    assert len(m.coords["obs"]) == len(small_data)
+    ip = m.initial_point()
+    logp = m.compile_logp()(ip)
+    grad = m.compile_dlogp()(ip)
+    assert np.isfinite(logp) and np.all(np.isfinite(grad)) and np.any(grad != 0)
+
+
+def test_pooling_variants_build(small_data):
+    base = load_spec(law="looped_total")
+    complete = base.replace_effects(())
+    assert "b_run" not in LossModel(complete, small_data).model.named_vars
+    d = base.to_dict()
+    d["effects"] = [{"param": "b", "group": "run", "pooling": "none", "scale": 1.0}]
+    m = LossModel(load_spec(d), small_data).model
+    assert "b_by_run_sd" not in m.named_vars and m.named_vars_to_dims["b_by_run"] == ("run",)
