@@ -19,6 +19,9 @@ def atomic_write(path: str | Path, write: Callable[[str], object]) -> Path:
     os.close(fd)
     try:
         write(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual file mode
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -170,6 +170,7 @@ def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: 
             return nutpie.sample(
                 compiled, draws=int(settings["draws"]), tune=int(settings["tune"]),
                 chains=int(settings["chains"]), seed=int(seed), progress_bar=progress,
+                save_warmup=False,
                 target_accept=float(settings["target_accept"]),
                 low_rank_modified_mass_matrix=bool(low_rank),
             )

@@ -37,3 +37,34 @@ def tidy_frame() -> pd.DataFrame:
                              "loss": 2 + 1e3 / n**0.3 + 50 / d**0.2 + 0.2 / t**0.5,
                              "lr": 3e-4})
     return pd.DataFrame(rows)
+
+
+#: A 3 x 3 sweep of short curves: the structure every seeded MCMC test shares (one compile).
+SMALL = dict(points=25, N=(1e8, 3e8, 1e9), T_m=(2, 4, 8), D_range=(3e7, 2e10))
+SAMPLER = dict(draws=1000, tune=1000, chains=4)
+
+
+@pytest.fixture(scope="session")
+def small_sweep():
+    import bayeslaw as bl
+    from bayeslaw.simulate import looped_sweep
+
+    frame, truth = looped_sweep(seed=11, **SMALL)
+    return bl.load(frame), truth
+
+
+@pytest.fixture(scope="session")
+def small_fit(small_sweep):
+    """4,000 draws of the small sweep; ESS >= 200 keeps its 94% bounds and R-hat stable."""
+    from bayeslaw.fit import Thresholds, fit
+
+    data, _ = small_sweep
+    return fit(data, seed=5, thresholds=Thresholds(min_ess=200), **SAMPLER)
+
+
+@pytest.fixture(scope="session")
+def stored_fit():
+    """A small posterior committed under tests/data (plumbing tests: no sampling)."""
+    from bayeslaw.fit import Fit
+
+    return Fit.load(TEST_DATA / "small_fit.nc")

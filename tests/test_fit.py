@@ -6,26 +6,8 @@ import pytest
 import bayeslaw as bl
 from bayeslaw import constants as C
 from bayeslaw.errors import ConvergenceError
-from bayeslaw.fit import ConvergenceWarning, Fit, Thresholds, fit
-from bayeslaw.simulate import DEFAULT_TRUTH, looped_sweep
-
-SMALL = dict(points=25, N=(1e8, 3e8, 1e9), T_m=(2, 4, 8), D_range=(3e7, 2e10))
-SAMPLER = dict(draws=1000, tune=1000, chains=4)
-# 4,000 draws of a small test fit: ESS >= 200 keeps 94% bounds and R-hat stable
-TEST_THRESHOLDS = Thresholds(min_ess=200)
-
-
-@pytest.fixture(scope="session")
-def small_sweep():
-    frame, truth = looped_sweep(seed=11, **SMALL)
-    return bl.load(frame), truth
-
-
-@pytest.fixture(scope="session")
-def small_fit(small_sweep):
-    data, _ = small_sweep
-    return fit(data, seed=5, thresholds=TEST_THRESHOLDS, **SAMPLER)
-
+from bayeslaw.fit import ConvergenceWarning, Fit, fit
+from bayeslaw.simulate import DEFAULT_TRUTH
 
 def test_recovery_truth_inside_94_interval(small_fit):
     """Every true coefficient of the simulated 3 x 3 sweep lies in its central 94% interval."""
