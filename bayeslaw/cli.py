@@ -48,6 +48,8 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
                    help="rename an input column, e.g. --column step=D (repeatable)")
     g.add_argument("--tokens-per-step", type=float, help="multiply D by this factor")
     g.add_argument("--min-D", type=float, help="drop points with fewer tokens (warm-up)")
+    g.add_argument("--thin", type=int, metavar="K",
+                   help="keep at most K points per run, log-spaced in D (last point kept)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,6 +65,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="bayeslaw-out", help="output folder")
     _add_data_args(p)
     _add_sampler_args(p)
+
+    p = sub.add_parser("predict", help="forecast the loss at new points or for a run")
+    p.add_argument("fit", help="saved fit (fit.nc)")
+    p.add_argument("--N", help="model sizes, comma-separated (grid with --D and --T_m)")
+    p.add_argument("--D", help="tokens, comma-separated")
+    p.add_argument("--T_m", help="maximum recurrent steps, comma-separated")
+    p.add_argument("--points", help="CSV with the columns N, D (and T_m / group columns)")
+    p.add_argument("--run", help="a fitted run: forecast its rest up to --D")
+    p.add_argument("--epistemic", action="store_true",
+                   help="band of the law's value (no observation noise)")
+    p.add_argument("--levels", default="0.5,0.9", help="band probabilities (default 0.5,0.9)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the predictive draws")
+    p.add_argument("--out", help="write CSV here instead of stdout")
+
+    p = sub.add_parser("plot", help="redraw the grid figure of a saved fit, with forecasts")
+    p.add_argument("fit", help="saved fit (fit.nc)")
+    p.add_argument("--extend-to", type=float, help="forecast every curve up to this D")
+    p.add_argument("--add-N", action="append", type=float, default=[],
+                   help="add a column of forecasts for this new model size (repeatable)")
+    p.add_argument("--epistemic", action="store_true", help="bands of the law's value")
+    p.add_argument("--out", default="grid.png", help="figure file (.png or .svg)")
     return parser
 
 
@@ -71,8 +94,89 @@ def _load_data(args: argparse.Namespace):
     from .simulate import bundled_path
 
     source = args.data if args.data else bundled_path()
-    return load(source, columns=_mapping(args.column) or None,
+    data = load(source, columns=_mapping(args.column) or None,
                 tokens_per_step=args.tokens_per_step, min_D=args.min_D)
+    return data.thin(args.thin) if args.thin else data
+
+
+def _floats(text: str | None, name: str) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise BayeslawError(f"{name} takes comma-separated numbers, got {text!r}") from None
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    """``bayeslaw predict``: CSV of medians and bands to stdout or ``--out``."""
+    import itertools
+
+    import pandas as pd
+
+    from ._io import atomic_write_text
+    from .fit import Fit
+    from .predict import forecast_run, predict
+
+    result = Fit.load(args.fit)
+    kind = "epistemic" if args.epistemic else "predictive"
+    probs = _floats(args.levels, "--levels")
+    modes = [m for m in ("points", "run", "N") if getattr(args, m)]
+    if len(modes) != 1:
+        raise BayeslawError("give exactly one of --points FILE, --run NAME or --N ... --D ...")
+    if args.run:
+        target = _floats(args.D, "--D")
+        if not target or len(target) != 1:
+            raise BayeslawError("--run needs one target --D (tokens to forecast to)")
+        pred = forecast_run(result, args.run, target[0], kind=kind, probs=probs,
+                            seed=args.seed)
+    else:
+        if args.points:
+            from .data import read_table
+
+            points, _, _ = read_table(args.points)
+        else:
+            n, d, t = (_floats(args.N, "--N"), _floats(args.D, "--D"),
+                       _floats(args.T_m, "--T_m"))
+            if not d:
+                raise BayeslawError("--N needs --D (tokens)")
+            needs_t = "T_m" in result.spec.law_obj.covariates
+            if needs_t and not t:
+                raise BayeslawError(f"law {result.spec.law!r} needs --T_m")
+            cols = ["N", "D"] + (["T_m"] if needs_t else [])
+            points = pd.DataFrame(list(itertools.product(n, d, *([t] if needs_t else []))),
+                                  columns=cols)
+        pred = predict(result, points, kind=kind, probs=probs, seed=args.seed)
+    text = pred.table.to_csv(index=False, float_format="%.6g")
+    if args.out:
+        atomic_write_text(args.out, text)
+        print(f"wrote {args.out}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    """``bayeslaw plot``: the grid figure of a saved fit, optionally extended."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .fit import Fit
+    from .plots import plot_grid, save_figure
+
+    if Path(args.out).suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise BayeslawError(f"--out {args.out!r}: use a .png, .svg or .pdf file name")
+    result = Fit.load(args.fit)
+    fig = plot_grid(result, extend_to=args.extend_to, add_N=args.add_N,
+                    kind="epistemic" if args.epistemic else "predictive")
+    try:
+        path = save_figure(fig, args.out)
+    finally:
+        plt.close(fig)
+    print(f"wrote {path}")
+    return 0
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -102,7 +206,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"fit": cmd_fit}
+COMMANDS = {"fit": cmd_fit, "predict": cmd_predict, "plot": cmd_plot}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

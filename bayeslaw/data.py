@@ -120,6 +120,36 @@ class LossData:
         return LossData(self.frame.loc[mask].reset_index(drop=True), self.source, self.sha256,
                         self.has_runs, (*self.notes, note))
 
+    def thin(self, max_points: int) -> LossData:
+        """Keep at most ``max_points`` per run, log-spaced in D, always keeping the last point.
+
+        Dense real logs (10^4+ points a curve) cost sampling time without adding information
+        a smooth law can use; log spacing keeps the early, fast-changing part of the curve.
+        The choice is recorded in :attr:`notes` (and so in a fit's provenance).
+        """
+        if max_points < 2:
+            raise DataError(f"thin to at least 2 points per run, got {max_points}")
+        keep = np.zeros(len(self.frame), dtype=bool)
+        for _, idx in self.frame.groupby(C.RUN, sort=False).indices.items():
+            if len(idx) <= max_points:
+                keep[idx] = True
+                continue
+            logd = np.log(self.frame[C.D].to_numpy()[idx])
+            chosen, i, last = [0], 0, len(idx) - 1
+            while len(chosen) < max_points - 1:
+                # even log steps over what is left; integer-spaced early steps are all kept
+                step = (logd[last] - logd[i]) / (max_points - len(chosen))
+                j = max(i + 1, int(np.searchsorted(logd, logd[i] + step)))
+                if j >= last:
+                    break
+                chosen.append(j)
+                i = j
+            chosen.append(last)
+            keep[idx[sorted(chosen)]] = True
+        if keep.all():
+            return self
+        return self.select(keep, f"thinned to <= {max_points} points per run, log-spaced in D")
+
     def require_levels(self, covariates: Sequence[str], law_name: str) -> None:
         """Check the table has what a law needs: its columns and enough distinct levels."""
         for cov in covariates:
@@ -151,7 +181,8 @@ def _hash_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str, str]:
+def read_table(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str, str]:
+    """Read a CSV / TSV / Parquet file (or copy a DataFrame): ``(frame, where, sha256)``."""
     if isinstance(source, pd.DataFrame):
         digest = _hash_bytes(pd.util.hash_pandas_object(source, index=True).to_numpy().tobytes())
         return source.copy(deep=True), "<DataFrame>", digest
@@ -194,7 +225,7 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
     -------
     LossData
     """
-    frame, where, digest = _read(source)
+    frame, where, digest = read_table(source)
     notes: list[str] = []
     if columns:
         absent = [k for k in columns if k not in frame.columns]
