@@ -128,17 +128,18 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
 
 def looped_sweep(*, points: int = SWEEP_POINTS, seed: int = SWEEP_SEED,
                  N: Sequence[float] = SWEEP_N, T_m: Sequence[float] = SWEEP_T_M,
-                 D_range: tuple[float, float] = SWEEP_D_RANGE,
+                 D_range: tuple[float, float] = SWEEP_D_RANGE, spacing: str = "log",
                  spec: ModelSpec | None = None) -> tuple[pd.DataFrame, Truth]:
     """The bundled synthetic sweep (defaults) or a smaller one for tests.
 
-    Every run logs ``points`` losses at log-spaced tokens over ``D_range``, simulated from
+    Every run logs ``points`` losses at log-spaced (or, ``spacing="linear"``, evenly spaced
+    as in a training log) tokens over ``D_range``, simulated from
     :data:`DEFAULT_TRUTH` with crossed N and T_m effects on the data term
     (:data:`DEFAULT_EFFECT_SD`) and Student-t noise with a per-run scale
     (:data:`DEFAULT_NOISE`).
     """
     spec = spec or load_spec(law="looped_total")
-    D = np.geomspace(*D_range, points)
+    D = np.geomspace(*D_range, points) if spacing == "log" else np.linspace(*D_range, points)
     return simulate(spec, design(N, T_m, D), DEFAULT_TRUTH, effect_sd=DEFAULT_EFFECT_SD,
                     seed=seed, **DEFAULT_NOISE)
 

@@ -1,6 +1,7 @@
 """The command line: success and failure paths (user errors exit 2 without a traceback)."""
 
 import subprocess
+from pathlib import Path
 import sys
 
 import pandas as pd
@@ -61,3 +62,58 @@ def test_user_errors_exit_2_without_traceback(tmp_path, small_csv, args, message
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stderr.startswith("error: ")
+
+
+STORED = str(Path(__file__).parent / "data" / "small_fit.nc")
+
+
+def test_predict_grid_to_stdout(capsys):
+    from io import StringIO
+
+    code = main(["predict", STORED, "--N", "1e8,3e9", "--D", "2e10,1e11", "--T_m", "4"])
+    assert code == 0
+    table = pd.read_csv(StringIO(capsys.readouterr().out))
+    assert list(table.columns) == ["N", "D", "T_m", "median", "lower_50", "upper_50",
+                                   "lower_90", "upper_90"]
+    assert len(table) == 4
+    assert (table["lower_90"] <= table["median"]).all() and (table["median"] <= table["upper_90"]).all()
+
+
+def test_predict_points_run_levels_epistemic(tmp_path):
+    pts = tmp_path / "pts.csv"
+    pd.DataFrame({"N": [3e8], "D": [5e10], "T_m": [2]}).to_csv(pts, index=False)
+    out = tmp_path / "p.csv"
+    assert main(["predict", STORED, "--points", str(pts), "--levels", "0.8,0.95",
+                 "--epistemic", "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert {"lower_80", "upper_95"} <= set(table.columns)
+    out2 = tmp_path / "r.csv"
+    assert main(["predict", STORED, "--run", "N1B_T8", "--D", "1e11", "--out", str(out2)]) == 0
+    run = pd.read_csv(out2)
+    assert run["D"].max() == pytest.approx(1e11) and (run["run"] == "N1B_T8").all()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["predict", STORED, "--N", "1e8"], "--N needs --D"),
+    (["predict", STORED, "--N", "1e8", "--D", "1e9"], "needs --T_m"),
+    (["predict", STORED, "--run", "x", "--N", "1"], "exactly one of"),
+    (["predict", STORED, "--run", "nope", "--D", "1e11"], "run 'nope' is not in the fit"),
+    (["predict", "missing.nc", "--run", "x", "--D", "1"], "fit file 'missing.nc' does not exist"),
+    (["predict", STORED, "--N", "abc", "--D", "1"], "--N takes comma-separated numbers"),
+    (["plot", STORED, "--out", "x.gif"], "use a .png, .svg or .pdf"),
+    (["predict", "{csv}", "--run", "x", "--D", "1"], "is not a bayeslaw fit file"),
+])
+def test_predict_plot_errors(tmp_path, args, message, capsys):
+    csv = tmp_path / "x.csv"
+    csv.write_text("a,b\n1,2\n")
+    args = [a.format(csv=csv) for a in args]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err
+
+
+def test_plot_command_extends_and_adds_N(tmp_path):
+    out = tmp_path / "grid.svg"
+    assert main(["plot", STORED, "--extend-to", "1e11", "--add-N", "3e9", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert text.lstrip().startswith("<?xml") and "T_m = 8, N = 3B" in text
