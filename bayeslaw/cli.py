@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--add-N", action="append", type=float, default=[],
                    help="add a column of forecasts for this new model size (repeatable)")
     p.add_argument("--epistemic", action="store_true", help="bands of the law's value")
+    p.add_argument("--ylim", help="loss range shown, LOW,HIGH (zoom in on the bands)")
     p.add_argument("--out", default="grid.png", help="figure file (.png or .svg)")
     return parser
 
@@ -168,9 +169,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     if Path(args.out).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise BayeslawError(f"--out {args.out!r}: use a .png, .svg or .pdf file name")
+    ylim = _floats(args.ylim, "--ylim")
+    if ylim is not None and (len(ylim) != 2 or not ylim[0] < ylim[1]):
+        raise BayeslawError(f"--ylim takes LOW,HIGH with LOW < HIGH, got {args.ylim!r}")
     result = Fit.load(args.fit)
     fig = plot_grid(result, extend_to=args.extend_to, add_N=args.add_N,
-                    kind="epistemic" if args.epistemic else "predictive")
+                    kind="epistemic" if args.epistemic else "predictive",
+                    ylim=tuple(ylim) if ylim else None)
     try:
         path = save_figure(fig, args.out)
     finally:

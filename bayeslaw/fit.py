@@ -242,6 +242,27 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     return result
 
 
+def sample_prior_predictive(data: LossData,
+                            spec: ModelSpec | str | Path | Mapping[str, Any] | None = None, *,
+                            law: str | None = None, draws: int = 500,
+                            seed: int = C.DEFAULT_SEED) -> Any:
+    """Draws from the prior and the prior predictive at the data's points (``InferenceData``).
+
+    The ``prior_predictive`` group holds simulated ``loss`` curves; compare them with the
+    observed ones to check that the priors allow what the sweep shows (and not much more).
+    """
+    import pymc as pm
+
+    from .laws import law_for_columns
+
+    if not isinstance(spec, ModelSpec):
+        spec = load_spec(spec, law=law or (None if spec is not None else
+                                           law_for_columns(data.columns)))
+    model = get_model(spec, data)
+    with model.model:
+        return pm.sample_prior_predictive(draws=draws, random_seed=seed)
+
+
 @dataclass
 class Fit:
     """A fitted model: posterior draws + spec + data + provenance.

@@ -1,4 +1,4 @@
-"""Pure loss-law functions and their registry.
+r"""Pure loss-law functions and their registry.
 
 Every law is written once against a math namespace ``xp`` (``numpy`` or
 ``pytensor.tensor``), so the same code evaluates posterior draws in numpy and
@@ -7,8 +7,8 @@ each power-law term is expressed as its loss contribution at a reference point,
 
 .. math::
 
-    \\frac{A}{(N + t_1)^{\\alpha}} = a \\left(\\frac{N + t_1}{N_{ref}}\\right)^{-\\alpha},
-    \\qquad A = a N_{ref}^{\\alpha},
+    \frac{A}{(N + t_1)^{\alpha}} = a \left(\frac{N + t_1}{N_{ref}}\right)^{-\alpha},
+    \qquad A = a N_{ref}^{\alpha},
 
 which decorrelates scale and exponent and lets NUTS mix (the textbook ``A``,
 ``alpha`` pair on raw ``N`` gives R-hat 1.1-1.8).  The textbook coefficients

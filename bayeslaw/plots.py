@@ -47,8 +47,8 @@ def _panel_points(runs: pd.DataFrame, frame: pd.DataFrame, extend_to: float | No
 
 def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "predictive",
               extend_to: float | None = None, add_N: Sequence[float] = (),
-              xscale: str = "log", n_grid: int = 120, panel_size: tuple[float, float] = (3.2, 2.6),
-              seed: int = 0) -> Any:
+              xscale: str = "log", ylim: tuple[float, float] | None = None, n_grid: int = 120,
+              panel_size: tuple[float, float] = (3.2, 2.6), seed: int = 0) -> Any:
     """Grid of loss curves: rows ``T_m``, columns ``N``, x tokens (billions), y loss.
 
     Each panel shows the observed curve(s), the posterior median (dashed) and shaded central
@@ -66,6 +66,9 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     add_N : sequence of float
         Extra columns of new model sizes (population forecasts, no data).
     xscale : {"log", "linear"}
+    ylim : (float, float), optional
+        Loss range shown (default: the observed range); zoom in to see the bands, e.g.
+        ``ylim=(2.4, 3.6)`` for the bundled sweep's plateau.
     n_grid : int
         Points per drawn band.
     panel_size : (float, float)
@@ -128,13 +131,14 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
                 ax.set_xlabel("tokens (billions)")
             if j == 0:
                 ax.set_ylabel("total loss")
-    axes[0, 0].set_ylim(y_lo - 0.05 * (y_hi - y_lo), y_hi + 0.05 * (y_hi - y_lo))
+    axes[0, 0].set_ylim(ylim or (y_lo - 0.05 * (y_hi - y_lo), y_hi + 0.05 * (y_hi - y_lo)))
     handles, labels = axes[0, 0].get_legend_handles_labels()
     uniq = dict(zip(labels, handles, strict=False))
-    fig.legend(uniq.values(), uniq.keys(), loc="upper center", ncol=len(uniq), frameon=False,
-               fontsize=8)
-    fig.suptitle(f"{fit.spec.law}: {kind} bands", y=1.0 + 0.02 / nrow, fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.suptitle(f"{fit.spec.law}: observed curves, posterior median and {kind} bands",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0.06 / nrow, 1, 1))
+    fig.legend(uniq.values(), uniq.keys(), loc="lower center", ncol=len(uniq), frameon=False,
+               fontsize=8, bbox_to_anchor=(0.5, 0.0))
     return fig
 
 

@@ -100,7 +100,8 @@ class Effect:
     pooling), centered (``effect ~ Normal(0, sd)``) or non-centered (``sd * z``); ``"auto"``
     picks centered when every level holds at least
     :data:`~bayeslaw.constants.CENTERED_MIN_POINTS` observations (the data then pin each
-    level and the non-centered form becomes a curved ridge) and non-centered otherwise.  ``pooling="none"``: the sd is fixed at the number
+    level and the non-centered form becomes a curved ridge) and non-centered otherwise.
+    ``pooling="none"``: the sd is fixed at the number
     ``scale`` (no information shared about the spread: effectively unpooled levels).
     Effects are added on the parameter's link scale (log for positive parameters).
     """

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from ._io import atomic_write, atomic_write_text
@@ -51,6 +52,18 @@ def diagnostics_markdown(fit: Fit) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plateau_ylim(frame: pd.DataFrame) -> tuple[float, float] | None:
+    """Loss range of the second half (in log D) of every curve, where the bands are visible."""
+    if frame["run"].nunique() == len(frame):
+        return None
+    upper = []
+    for _, g in frame.groupby("run"):
+        logd = np.log(g["D"].to_numpy())
+        upper.append(g["loss"].to_numpy()[logd >= logd.min() + 0.5 * np.ptp(logd)].max())
+    lo, hi = float(frame["loss"].min()), float(max(upper))
+    return lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)
+
+
 def write_fit_outputs(fit: Fit, out: Path) -> dict[str, Path]:
     """Write the grid figure (PNG, SVG), coefficient table (CSV, MD), diagnostics, fit."""
     import matplotlib
@@ -83,5 +96,12 @@ def write_fit_outputs(fit: Fit, out: Path) -> dict[str, Path]:
         paths["grid figure (svg)"] = save_figure(fig, out / "grid.svg")
     finally:
         plt.close(fig)
+    zoom = plateau_ylim(fit.data.frame)
+    if zoom is not None:
+        fig = plot_grid(fit, ylim=zoom)
+        try:
+            paths["grid figure, plateau zoom (png)"] = save_figure(fig, out / "grid_zoom.png")
+        finally:
+            plt.close(fig)
     paths["saved fit"] = fit.save(out / "fit.nc")
     return paths

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import matplotlib
-import numpy as np
 import pandas as pd
 import pytest
 

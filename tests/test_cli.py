@@ -1,8 +1,8 @@
 """The command line: success and failure paths (user errors exit 2 without a traceback)."""
 
 import subprocess
-from pathlib import Path
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -76,7 +76,8 @@ def test_predict_grid_to_stdout(capsys):
     assert list(table.columns) == ["N", "D", "T_m", "median", "lower_50", "upper_50",
                                    "lower_90", "upper_90"]
     assert len(table) == 4
-    assert (table["lower_90"] <= table["median"]).all() and (table["median"] <= table["upper_90"]).all()
+    assert (table["lower_90"] <= table["median"]).all()
+    assert (table["median"] <= table["upper_90"]).all()
 
 
 def test_predict_points_run_levels_epistemic(tmp_path):

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-import bayeslaw as bl
 from bayeslaw import constants as C
 from bayeslaw.errors import ConvergenceError
 from bayeslaw.fit import ConvergenceWarning, Fit, fit
 from bayeslaw.simulate import DEFAULT_TRUTH
+
 
 def test_recovery_truth_inside_94_interval(small_fit):
     """Every true coefficient of the simulated 3 x 3 sweep lies in its central 94% interval."""
@@ -85,3 +85,28 @@ def test_save_load_round_trip(tmp_path, small_fit):
         for v in a.data_vars:
             np.testing.assert_array_equal(a[v].values, b[v].values)
     assert back.summary().equals(small_fit.summary())
+
+
+def test_prior_predictive_admits_the_data(small_sweep):
+    from bayeslaw.fit import sample_prior_predictive
+
+    data, _ = small_sweep
+    prior = sample_prior_predictive(data, draws=300, seed=2)
+    sims = prior.prior_predictive["loss"].values.reshape(300, -1)
+    assert sims.shape[1] == len(data)
+    lo, hi = np.quantile(sims, [0.01, 0.99], axis=0)
+    y = data.frame["loss"].to_numpy()
+    assert np.mean((y >= lo) & (y <= hi)) >= 0.95  # the priors allow what the sweep shows
+    last = data.frame.groupby("run")["D"].idxmax().to_numpy()
+    assert np.all(hi[last] - lo[last] > 1.0)  # ... and are not tuned to it: plateaus free
+
+
+
+def test_pymc_backend_same_model(small_sweep):
+    data, _ = small_sweep
+    with pytest.warns(ConvergenceWarning):
+        res = fit(data, seed=4, draws=30, tune=30, chains=2, backend="pymc")
+    assert res.provenance["sampler"]["backend"] == "pymc"
+    assert res.draws("b_run").shape == (60, 9)
+    assert res.idata.log_likelihood["loss"].shape == (2, 30, len(data))
+    assert np.isfinite(res.diagnostics.max_rhat)

@@ -54,11 +54,15 @@ def test_grid_figure_layout_and_lines(stored_fit, tmp_path):
     np.testing.assert_allclose(observed.get_ydata(), run["loss"])
     np.testing.assert_allclose(observed.get_xdata(), run["D"] / 1e9)
     assert len(ax.collections) == 2  # 90% and 50% bands
-    assert axes[2, 0].get_xlabel() == "tokens (billions)" and axes[0, 0].get_ylabel() == "total loss"
+    assert axes[2, 0].get_xlabel() == "tokens (billions)"
+    assert axes[0, 0].get_ylabel() == "total loss"
     for name in ("g.png", "g.svg"):
         path = save_figure(fig, tmp_path / name)
         head = path.read_bytes()[:200]
-        assert head.startswith(b"\x89PNG") if name.endswith("png") else b"<svg" in head or b"<?xml" in head
+        if name.endswith("png"):
+            assert head.startswith(b"\x89PNG")
+        else:
+            assert b"<?xml" in head or b"<svg" in head
     plt.close(fig)
 
 
@@ -76,7 +80,7 @@ def test_write_fit_outputs(stored_fit, tmp_path):
     paths = write_fit_outputs(stored_fit, tmp_path / "out")
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert names == ["coefficients.csv", "coefficients.md", "diagnostics.json", "diagnostics.md",
-                     "fit.nc", "grid.png", "grid.svg"]
+                     "fit.nc", "grid.png", "grid.svg", "grid_zoom.png"]
     table = pd.read_csv(paths["coefficients (csv)"], index_col=0)
     expected = stored_fit.summary()
     np.testing.assert_allclose(table["mean"], expected["mean"], rtol=1e-12)

@@ -1,0 +1,80 @@
+"""Forecast scores on held-out points: R^2, MAE, MAPE, band coverage, CRPS, log density.
+
+Pure numpy / scipy; every function takes observed values and either point forecasts,
+band bounds or predictive draws ``(S, n)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+
+def r2(y: np.ndarray, pred: np.ndarray) -> float:
+    """Coefficient of determination ``1 - SS_res / SS_tot``."""
+    y, pred = np.asarray(y, float), np.asarray(pred, float)
+    return float(1.0 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2))
+
+
+def mae(y: np.ndarray, pred: np.ndarray) -> float:
+    """Mean absolute error."""
+    return float(np.mean(np.abs(np.asarray(y, float) - np.asarray(pred, float))))
+
+
+def mape(y: np.ndarray, pred: np.ndarray) -> float:
+    """Mean absolute percentage error, as a fraction (0.01 = 1%)."""
+    y = np.asarray(y, float)
+    return float(np.mean(np.abs(y - np.asarray(pred, float)) / np.abs(y)))
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Empirical coverage of a band with its Clopper-Pearson 95% interval."""
+
+    nominal: float
+    inside: int
+    n: int
+    low: float
+    high: float
+
+    @property
+    def rate(self) -> float:
+        """Fraction of points inside the band."""
+        return self.inside / self.n
+
+    @property
+    def consistent(self) -> bool:
+        """Whether the nominal rate lies in the 95% interval of the empirical one."""
+        return self.low <= self.nominal <= self.high
+
+
+def coverage(y: np.ndarray, lower: np.ndarray, upper: np.ndarray, nominal: float) -> Coverage:
+    """How many observations fall inside ``[lower, upper]``, with a binomial interval."""
+    y = np.asarray(y, float)
+    inside = int(np.sum((y >= lower) & (y <= upper)))
+    ci = stats.binomtest(inside, len(y)).proportion_ci(0.95, method="exact")
+    return Coverage(nominal, inside, len(y), float(ci.low), float(ci.high))
+
+
+def crps(y: np.ndarray, draws: np.ndarray) -> float:
+    """Mean continuous ranked probability score of predictive draws ``(S, n)``.
+
+    Uses ``CRPS = E|X - y| - E|X - X'| / 2`` with the sorted-sample identity for the second
+    term (exact for the empirical distribution of the draws).
+    """
+    y = np.asarray(y, float)
+    x = np.sort(np.asarray(draws, float), axis=0)
+    s = x.shape[0]
+    term1 = np.mean(np.abs(x - y[None, :]), axis=0)
+    weights = (2 * np.arange(1, s + 1) - s - 1) / (s * s)
+    term2 = np.sum(weights[:, None] * x, axis=0)  # = E|X - X'| / 2
+    return float(np.mean(term1 - term2))
+
+
+def log_predictive_density(loglik: np.ndarray) -> float:
+    """Mean over points of ``log mean_s p(y_i | theta_s)`` from a ``(S, n)`` log-likelihood."""
+    loglik = np.asarray(loglik, float)
+    m = loglik.max(axis=0)
+    return float(np.mean(m + np.log(np.mean(np.exp(loglik - m), axis=0))))
