@@ -35,8 +35,8 @@ def stats(idata, seconds):
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--draws", type=int, default=1000)
-    ap.add_argument("--tune", type=int, default=1000)
+    ap.add_argument("--draws", type=int, help="default: the spec's")
+    ap.add_argument("--tune", type=int, help="default: the spec's")
     ap.add_argument("--pymc-draws", type=int, default=300)
     ap.add_argument("--pymc-tune", type=int, default=300)
     ap.add_argument("--chains", type=int, default=4)
@@ -49,16 +49,19 @@ def main() -> None:
     data = bl.load(bundled_path())
     spec = bl.load_spec(law="looped_total")
     lm = get_model(spec, data)
+    draws = args.draws or spec.sampler["draws"]
+    tune = args.tune or spec.sampler["tune"]
+    accept = spec.sampler["target_accept"]
     rows = {}
     t = time.perf_counter()
     compiled = nutpie.compile_pymc_model(lm.model)
     compile_s = time.perf_counter() - t
     t = time.perf_counter()
-    idata = nutpie.sample(compiled, draws=args.draws, tune=args.tune, chains=args.chains,
-                          seed=args.seed, progress_bar=False, target_accept=0.95,
+    idata = nutpie.sample(compiled, draws=draws, tune=tune, chains=args.chains,
+                          seed=args.seed, progress_bar=False, target_accept=accept,
                           low_rank_modified_mass_matrix=lm.prefers_low_rank)
     rows["nutpie"] = {"compile_s": compile_s, "sample_s": time.perf_counter() - t,
-                      "draws": f"{args.chains}x{args.draws}"}
+                      "draws": f"{args.chains}x{draws}"}
     rows["nutpie"].update(stats(idata, rows["nutpie"]["sample_s"]))
     with lm.model:
         t = time.perf_counter()
@@ -67,7 +70,7 @@ def main() -> None:
         compile_s = time.perf_counter() - t
         t = time.perf_counter()
         idata = pm.sample(draws=args.pymc_draws, tune=args.pymc_tune, chains=args.chains,
-                          cores=2, target_accept=0.95, progressbar=False,
+                          cores=2, target_accept=accept, progressbar=False,
                           random_seed=args.seed, compute_convergence_checks=False)
     rows["pymc"] = {"compile_s": compile_s, "sample_s": time.perf_counter() - t,
                     "draws": f"{args.chains}x{args.pymc_draws}"}
