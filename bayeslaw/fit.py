@@ -152,7 +152,10 @@ def _nutpie_compiled(spec: ModelSpec, data: LossData) -> Any:
     if compiled is None:
         compiled = nutpie.compile_pymc_model(model.model)
         _CACHE[key] = (model, compiled)
-    return compiled.with_data(**model.data_values(data))
+    # containers the law does not use (run_idx without run-level terms) are pruned from the
+    # compiled graph: pass only the ones it kept
+    values = {k: v for k, v in model.data_values(data).items() if k in compiled.shared_data}
+    return compiled.with_data(**values)
 
 
 def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: int,

@@ -24,6 +24,7 @@ from scipy import stats
 
 from . import constants as C
 from .errors import DataError, SpecError
+from .model import level_dim
 
 if TYPE_CHECKING:  # pragma: no cover
     from .fit import Fit
@@ -40,16 +41,14 @@ def _rows_runs(fit: Fit, table: pd.DataFrame) -> np.ndarray:
 def _level_draws(fit: Fit, name: str, group: str, values: np.ndarray, sd: np.ndarray,
                  rng: np.random.Generator) -> np.ndarray:
     """Effect draws ``(S, n)`` for row levels ``values``; new levels from the population."""
-    fitted = np.asarray(fit.idata.posterior[name][f"{group}_level" if group != C.RUN
-                                                  else "run"].values)
+    fitted = np.asarray(fit.idata.posterior[name][level_dim(group)].values)
     eff = fit.draws(name)  # (S, K)
     out = np.empty((eff.shape[0], len(values)))
+    lookup = {level: i for i, level in enumerate(fitted.tolist())}
     for level in pd.unique(values):
         rows = values == level
-        match = np.flatnonzero(fitted == level) if fitted.dtype.kind in "fiu" or \
-            isinstance(level, str) else np.array([], dtype=int)
-        if match.size:
-            out[:, rows] = eff[:, match[0]][:, None]
+        if level in lookup:
+            out[:, rows] = eff[:, lookup[level]][:, None]
         else:
             out[:, rows] = (sd * rng.standard_normal(eff.shape[0]))[:, None]
     return out
@@ -104,29 +103,20 @@ def noise_scale_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -
     if lk.sigma_by is None:
         return np.broadcast_to(sigma, (len(sigma), len(table)))
     values = _group_values(fit, table, lk.sigma_by)
-    fitted_levels = np.asarray(fit.idata.posterior["sigma_run"]["run"].values)
     per_run = fit.draws("sigma_run")
     spread = fit.draws("sigma_spread")
+    # fitted level -> a run that has it (sigma_run is equal across runs of one level)
+    fitted = (fit.data.runs if lk.sigma_by == C.RUN
+              else fit.data.run_table()[lk.sigma_by].to_numpy())
+    lookup = {level: i for i, level in reversed(list(enumerate(fitted)))}
     out = np.empty((len(sigma), len(table)))
-    if lk.sigma_by == C.RUN:
-        lookup = {r: i for i, r in enumerate(fitted_levels)}
-        for level in pd.unique(values):
-            rows = values == level
-            if level in lookup:
-                out[:, rows] = per_run[:, lookup[level]][:, None]
-            else:
-                out[:, rows] = (sigma[:, 0] * np.exp(spread * rng.standard_normal(len(sigma)))
-                                )[:, None]
-        return out
-    run_levels = fit.data.run_table()[lk.sigma_by].to_numpy()
     for level in pd.unique(values):
         rows = values == level
-        match = np.flatnonzero(run_levels == level)
-        if match.size:
-            out[:, rows] = per_run[:, match[0]][:, None]
+        if level in lookup:
+            out[:, rows] = per_run[:, lookup[level]][:, None]
         else:
-            out[:, rows] = (sigma[:, 0] * np.exp(spread * rng.standard_normal(len(sigma))))[
-                :, None]
+            new = sigma[:, 0] * np.exp(spread * rng.standard_normal(len(sigma)))
+            out[:, rows] = new[:, None]
     return out
 
 
@@ -143,10 +133,12 @@ def mean_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -> np.nd
     return np.broadcast_to(mu, (fit.n_draws, len(table)))
 
 
-def _noise(fit: Fit, scale: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    lk = fit.spec.likelihood
-    if lk.family == "student_t":
-        nu = fit.draws("nu")[:, None]
+def _noise(fit: Fit, scale: np.ndarray, rng: np.random.Generator,
+           draw_index: np.ndarray | None = None) -> np.ndarray:
+    """Observation noise with per-draw ``scale``; ``draw_index`` maps rows to posterior draws."""
+    if fit.spec.likelihood.family == "student_t":
+        nu = fit.draws("nu")
+        nu = (nu if draw_index is None else nu[draw_index])[:, None]
         return scale * rng.standard_t(np.broadcast_to(nu, scale.shape))
     return scale * rng.standard_normal(scale.shape)
 
@@ -311,12 +303,7 @@ def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: 
     pick = rng.choice(len(w), size=fit.n_draws, replace=True, p=w)
     draws = mu_all[pick]
     if kind == "predictive":
-        lk = fit.spec.likelihood
-        nu = np.tile(fit.draws("nu"), replicates)[pick][:, None] if family == "student_t" \
-            else None
-        eps = rng.standard_t(np.broadcast_to(nu, draws.shape)) if lk.family == "student_t" \
-            else rng.standard_normal(draws.shape)
-        draws = draws + scale_all[pick] * eps
+        draws = draws + _noise(fit, scale_all[pick], rng, draw_index=pick % fit.n_draws)
     return _summarise(grid, draws, kind, probs, weights_ess=ess)
 
 

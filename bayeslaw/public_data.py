@@ -1,0 +1,82 @@
+"""Loaders for the public loss data sets used by tests and benchmarks.
+
+The package never bundles these files (their sources declare no licence) and never needs
+them at run time: every loader takes the path of the file.  Layouts are described in the
+README next to each data set.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from . import constants as C
+from .data import LossData, load, read_table
+from .errors import DataError
+
+
+def _require(frame: pd.DataFrame, columns: list[str], where: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DataError(f"{where} lacks column(s) {missing}: is it the right file?")
+
+
+def load_chinchilla(path: str | Path) -> LossData:
+    """Epoch AI's digitised Chinchilla final losses (``svg_extracted_data.csv``).
+
+    One row per run: ``N`` = model size, ``D = C / (6 N)`` tokens from the training FLOP,
+    ``loss``; no ``run`` column (final losses only).
+    """
+    frame, where, _ = read_table(path)
+    _require(frame, ["Model Size", "Training FLOP", "loss"], where)
+    tidy = pd.DataFrame({
+        C.N: frame["Model Size"].astype(float),
+        C.D: frame["Training FLOP"].astype(float) / (6.0 * frame["Model Size"].astype(float)),
+        C.LOSS: frame["loss"].astype(float),
+    })
+    data = load(tidy)
+    return LossData(data.frame, str(path), _sha(path), False,
+                    ("D = Training FLOP / (6 N)",))
+
+
+def load_misfitting(path: str | Path, *, final_only: bool = False) -> LossData:
+    """The (Mis)Fitting Scaling Laws checkpoints (``scaling_results.csv``).
+
+    A run is one (model, total_steps, peak_lr, sweep); its learning-rate schedule decays to
+    its own horizon, so an intermediate checkpoint at D tokens is *not* a run trained to D.
+    We keep that distinction explicit instead of mixing the two:
+
+    * ``final_only=True``: one row per run at its horizon (duplicates averaged) - the data
+      for an N-D law such as ``chinchilla``;
+    * ``final_only=False``: whole curves, with the run's planned tokens as the run-level column
+      ``horizon`` (usable as a group) and ``portion`` = D / horizon, so a model can tell an
+      intermediate checkpoint from a finished run.
+    """
+    frame, where, _ = read_table(path)
+    _require(frame, ["loss", "N", "D", "model", "current_steps", "total_steps",
+                     "peak_lr", "sweep"], where)
+    run = (frame["model"].astype(str) + "_steps" + frame["total_steps"].astype(str) + "_lr"
+           + frame["peak_lr"].astype(str) + "_" + frame["sweep"].astype(str))
+    tidy = pd.DataFrame({C.RUN: run, C.N: frame["N"].astype(float),
+                         C.D: frame["D"].astype(float), C.LOSS: frame["loss"].astype(float),
+                         # tokens at the run's last step (``train_tokens`` is D so far)
+                         "horizon": frame["D"] * frame["total_steps"] / frame["current_steps"],
+                         "peak_lr": frame["peak_lr"].astype(float),
+                         "model": frame["model"].astype(str)})
+    tidy = tidy.groupby([C.RUN, C.D], as_index=False, sort=False).agg(
+        {C.N: "first", C.LOSS: "mean", "horizon": "first", "peak_lr": "first",
+         "model": "first"})
+    tidy["portion"] = tidy[C.D] / tidy["horizon"]
+    note = "misfitting: duplicate (run, D) rows averaged"
+    if final_only:
+        tidy = tidy.loc[tidy.groupby(C.RUN)[C.D].idxmax()].reset_index(drop=True)
+        note += "; final checkpoint of each run only"
+    data = load(tidy)
+    return LossData(data.frame, str(path), _sha(path), True, (note,))
+
+
+def _sha(path: str | Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -1,0 +1,53 @@
+"""Loaders of ../shared/data and the Chinchilla replication (seeded MCMC)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayeslaw.errors import DataError
+from bayeslaw.fit import fit
+from bayeslaw.public_data import load_chinchilla, load_misfitting
+
+
+@pytest.fixture(scope="module")
+def chinchilla(shared_data):
+    return load_chinchilla(shared_data / "chinchilla_epoch" / "svg_extracted_data.csv")
+
+
+def test_chinchilla_loader(chinchilla, shared_data):
+    raw = pd.read_csv(shared_data / "chinchilla_epoch" / "svg_extracted_data.csv")
+    assert len(chinchilla) == 245 and not chinchilla.has_runs
+    row = raw.iloc[0]
+    match = chinchilla.frame[np.isclose(chinchilla.frame["N"], row["Model Size"])]
+    assert np.isclose(match["D"], row["Training FLOP"] / (6 * row["Model Size"])).any()
+
+
+def test_misfitting_loader_keeps_horizon_apart(shared_data):
+    path = shared_data / "misfitting" / "scaling_results.csv"
+    curves = load_misfitting(path)
+    assert curves.frame["run"].nunique() == 240 and curves.frame["N"].nunique() == 11
+    assert (curves.frame.groupby("run")["horizon"].nunique() == 1).all()
+    assert curves.frame["portion"].min() < 0.01  # intermediate checkpoints are kept, labelled
+    final = load_misfitting(path, final_only=True)
+    assert len(final) == 240
+    # the last checkpoint reaches its horizon (2 rows overrun their planned steps by 2.4%)
+    assert np.allclose(final.frame["portion"], 1.0, atol=0.025)
+
+
+def test_loader_rejects_wrong_file(tmp_path):
+    bad = tmp_path / "x.csv"
+    bad.write_text("a,b\n1,2\n")
+    with pytest.raises(DataError, match="lacks column"):
+        load_chinchilla(bad)
+    with pytest.raises(DataError, match="lacks column"):
+        load_misfitting(bad)
+
+
+def test_chinchilla_replication_contains_epoch_refit(chinchilla):
+    """The posterior's 90% intervals contain Epoch AI's published refit (Besiroglu 2024)."""
+    result = fit(chinchilla, law="chinchilla", seed=3, draws=1000, tune=1000, chains=4)
+    assert result.diagnostics.max_rhat <= 1.01 and result.diagnostics.divergences == 0
+    epoch = {"E": 1.82, "A": 482.0, "alpha": 0.35, "B": 2085.0, "beta": 0.37}
+    for name, value in epoch.items():
+        lo, hi = np.quantile(result.draws(name), [0.05, 0.95])
+        assert lo <= value <= hi, f"{name}: {value} outside 90% interval [{lo:.4g}, {hi:.4g}]"
