@@ -133,9 +133,15 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:
 _CACHE: dict[tuple[str, Any], tuple[LossModel, Any]] = {}
 
 
+def _cache_key(spec: ModelSpec, data: LossData) -> tuple[str, Any]:
+    """What the graph depends on: the spec less its sampler settings, and the structure."""
+    graph = {k: v for k, v in spec.to_dict().items() if k not in ("sampler", "description")}
+    return json.dumps(graph, sort_keys=True), structure_of(spec, data)
+
+
 def get_model(spec: ModelSpec, data: LossData) -> LossModel:
     """The (cached) :class:`LossModel` of this spec and data structure, data swapped in."""
-    key = (spec.to_json(), structure_of(spec, data))
+    key = _cache_key(spec, data)
     if key not in _CACHE:
         _CACHE[key] = (LossModel(spec, data), None)
     model = _CACHE[key][0]
@@ -147,7 +153,7 @@ def _nutpie_compiled(spec: ModelSpec, data: LossData) -> Any:
     import nutpie
 
     model = get_model(spec, data)
-    key = (spec.to_json(), model.structure)
+    key = _cache_key(spec, data)
     compiled = _CACHE[key][1]
     if compiled is None:
         compiled = nutpie.compile_pymc_model(model.model)
