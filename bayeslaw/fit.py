@@ -272,7 +272,7 @@ def sample_prior_predictive(data: LossData,
         return pm.sample_prior_predictive(draws=draws, random_seed=seed)
 
 
-@dataclass
+@dataclass(repr=False)
 class Fit:
     """A fitted model: posterior draws + spec + data + provenance.
 
@@ -291,6 +291,19 @@ class Fit:
     data: LossData
     provenance: dict[str, Any]
     thresholds: Thresholds = field(default_factory=Thresholds)
+
+    def __repr__(self) -> str:
+        post = self.idata.posterior
+        state = "converged" if self.diagnostics.ok else "NOT converged"
+        return (f"Fit(law={self.spec.law!r}, runs={len(self.data.runs)}, "
+                f"points={len(self.data)}, draws={post.sizes['chain']}x{post.sizes['draw']}, "
+                f"{state})")
+
+    def predict(self, points: pd.DataFrame, **kwargs: Any) -> Any:
+        """Posterior predictions at ``points``: see :func:`bayeslaw.predict.predict`."""
+        from .predict import predict
+
+        return predict(self, points, **kwargs)
 
     # -- diagnostics -----------------------------------------------------------------------
     @cached_property

@@ -30,6 +30,14 @@ def test_predict_bands_are_quantiles_of_draws(stored_fit):
     assert ((epi["upper_90"] - epi["lower_90"]) < (t["upper_90"] - t["lower_90"])).all()
 
 
+def test_fit_predict_and_repr(stored_fit):
+    pts = stored_fit.data.frame.iloc[:3]
+    np.testing.assert_array_equal(stored_fit.predict(pts, seed=4).table["median"],
+                                  predict(stored_fit, pts, seed=4).table["median"])
+    assert repr(stored_fit) == ("Fit(law='looped_total', runs=9, points=90, draws=2x100, "
+                                "NOT converged)")
+
+
 def test_epistemic_median_is_law_at_posterior_draws(stored_fit):
     """For a fitted run the epistemic draws are the law at that run's own parameters."""
     row = stored_fit.data.frame.iloc[[3]]
