@@ -66,6 +66,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_args(p)
     _add_sampler_args(p)
 
+    p = sub.add_parser("backtest", help="fit on part of the data, score held-out forecasts")
+    p.add_argument("data", nargs="?", help="CSV/Parquet table (default: bundled sweep)")
+    p.add_argument("--law", help="law name")
+    p.add_argument("--spec", help="TOML spec file or shipped spec name")
+    p.add_argument("--split", required=True,
+                   help="prefix:F | largest-N | level:COL=VALUE | kfold:K")
+    p.add_argument("--no-baseline", action="store_true", help="skip the least-squares baseline")
+    p.add_argument("--n-boot", type=int, default=100, help="baseline bootstrap replicates")
+    p.add_argument("--out", default="bayeslaw-backtest", help="output folder")
+    _add_data_args(p)
+    _add_sampler_args(p)
+
     p = sub.add_parser("predict", help="forecast the loss at new points or for a run")
     p.add_argument("fit", help="saved fit (fit.nc)")
     p.add_argument("--N", help="model sizes, comma-separated (grid with --D and --T_m)")
@@ -211,7 +223,55 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"fit": cmd_fit, "predict": cmd_predict, "plot": cmd_plot}
+def cmd_backtest(args: argparse.Namespace) -> int:
+    """``bayeslaw backtest``: held-out scores of bayeslaw and the baseline, table + figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ._io import atomic_write, atomic_write_text
+    from .backtest import backtest
+    from .laws import law_for_columns
+    from .plots import plot_backtest, save_figure
+    from .priors import load_spec
+    from .report import markdown_table
+
+    data = _load_data(args)
+    spec = load_spec(args.spec, law=args.law or (None if args.spec else
+                                                 law_for_columns(data.columns)))
+    overrides = {k: v for k, v in dict(draws=args.draws, tune=args.tune, chains=args.chains,
+                                       backend=args.backend).items() if v is not None}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # diagnostics are columns of the table
+        result = backtest(data, spec, args.split, seed=args.seed,
+                          baseline=not args.no_baseline, n_boot=args.n_boot, **overrides)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    table = result.table
+    atomic_write(out / "backtest.csv", lambda tmp: table.to_csv(tmp, index=False))
+    atomic_write_text(out / "backtest.md", "# Held-out forecast scores\n\nOnly held-out points "
+                      "are scored; `coverage_XX` is the share of them inside the XX% band, with "
+                      "its 95% Clopper-Pearson interval in `_low` / `_high`.\n\n"
+                      + markdown_table(table.set_index("split")))
+    for name, forecast in result.forecasts.items():
+        if name.endswith("/ bayeslaw"):
+            slug = name.split(" / ")[0].replace(":", "_").replace("=", "_").replace(" ", "_")
+            fig = plot_backtest(data, forecast, title=f"{name}: held-out forecasts")
+            try:
+                save_figure(fig, out / f"forecast_{slug}.png")
+            finally:
+                plt.close(fig)
+    cols = [c for c in ("split", "method", "n_test", "mape", "coverage_50", "coverage_90",
+                        "crps") if c in table.columns]
+    print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(f"wrote {out}")
+    failed = "max_rhat" in table and bool((table["max_rhat"] > 1.01).any())
+    return EXIT_NOT_CONVERGED if failed and args.strict else 0
+
+
+COMMANDS = {"fit": cmd_fit, "backtest": cmd_backtest, "predict": cmd_predict,
+            "plot": cmd_plot}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

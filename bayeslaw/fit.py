@@ -139,21 +139,25 @@ def _cache_key(spec: ModelSpec, data: LossData) -> tuple[str, Any]:
     return json.dumps(graph, sort_keys=True), structure_of(spec, data)
 
 
-def get_model(spec: ModelSpec, data: LossData) -> LossModel:
-    """The (cached) :class:`LossModel` of this spec and data structure, data swapped in."""
-    key = _cache_key(spec, data)
+def get_model(spec: ModelSpec, data: LossData, like: LossData | None = None) -> LossModel:
+    """The (cached) :class:`LossModel` of ``spec`` with ``data`` swapped in.
+
+    The model's structure (runs and group levels) is that of ``like`` (default ``data``).
+    """
+    like = like if like is not None else data
+    key = _cache_key(spec, like)
     if key not in _CACHE:
-        _CACHE[key] = (LossModel(spec, data), None)
+        _CACHE[key] = (LossModel(spec, like), None)
     model = _CACHE[key][0]
     model.set_data(data)
     return model
 
 
-def _nutpie_compiled(spec: ModelSpec, data: LossData) -> Any:
+def _nutpie_compiled(spec: ModelSpec, data: LossData, like: LossData | None) -> Any:
     import nutpie
 
-    model = get_model(spec, data)
-    key = _cache_key(spec, data)
+    model = get_model(spec, data, like)
+    key = _cache_key(spec, like if like is not None else data)
     compiled = _CACHE[key][1]
     if compiled is None:
         compiled = nutpie.compile_pymc_model(model.model)
@@ -165,15 +169,15 @@ def _nutpie_compiled(spec: ModelSpec, data: LossData) -> Any:
 
 
 def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: int,
-            progress: bool) -> Any:
+            progress: bool, like: LossData | None = None) -> Any:
     backend = settings["backend"]
     if backend == "nutpie":
         import nutpie
 
-        compiled = _nutpie_compiled(spec, data)
+        compiled = _nutpie_compiled(spec, data, like)
         low_rank = settings.get("low_rank", "auto")
         if low_rank == "auto":
-            low_rank = get_model(spec, data).prefers_low_rank
+            low_rank = get_model(spec, data, like).prefers_low_rank
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)  # nutpie/arviz deprecations
             return nutpie.sample(
@@ -185,7 +189,7 @@ def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: 
             )
     import pymc as pm
 
-    model = get_model(spec, data)
+    model = get_model(spec, data, like)
     with model.model:
         return pm.sample(
             draws=int(settings["draws"]), tune=int(settings["tune"]),
@@ -199,7 +203,7 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
         law: str | None = None, seed: int = C.DEFAULT_SEED, draws: int | None = None,
         tune: int | None = None, chains: int | None = None, backend: str | None = None,
         target_accept: float | None = None, progress: bool = False, strict: bool = False,
-        thresholds: Thresholds | None = None) -> Fit:
+        thresholds: Thresholds | None = None, like: LossData | None = None) -> Fit:
     """Fit a loss law to ``data`` by NUTS and return a :class:`Fit`.
 
     Parameters
@@ -220,6 +224,11 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
         Raise :class:`ConvergenceError` instead of warning when diagnostics fail.
     thresholds : Thresholds, optional
         Convergence thresholds.
+    like : LossData, optional
+        Data whose runs and group levels define the model, when ``data`` is a row subset of
+        it (a training split): held-out runs stay in the model, unobserved, so their
+        parameters are drawn from the population, and the compiled model is reused across
+        splits.
 
     Returns
     -------
@@ -237,7 +246,7 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     settings = {**spec.sampler, **overrides}
     if settings["backend"] not in ("nutpie", "pymc"):
         raise SpecError(f"backend must be 'nutpie' or 'pymc', got {settings['backend']!r}")
-    idata = _sample(spec, data, settings, seed, progress)
+    idata = _sample(spec, data, settings, seed, progress, like)
     for group in ("observed_data", "constant_data", "log_likelihood"):
         if group in idata.groups():
             del idata[group]

@@ -122,17 +122,24 @@ class LossModel:
 
     # ------------------------------------------------------------------------------------
     def data_values(self, data: LossData) -> dict[str, np.ndarray]:
-        """Values of every ``pm.Data`` container for ``data`` (same structure required)."""
-        if structure_of(self.spec, data) != self.structure:
-            raise SpecError("data have other runs or group levels than the compiled model; "
-                            "build a new LossModel for them")
+        """Values of every ``pm.Data`` container for ``data``.
+
+        ``data`` may be a row subset of the data the model was built from (a training split):
+        runs without observations keep their parameters in the model, where they are drawn
+        from the population - exactly what a forecast for a held-out run needs.
+        """
+        index = {r: i for i, r in enumerate(self.structure.runs)}
+        unknown = [r for r in data.runs if r not in index]
+        if unknown:
+            raise SpecError(f"run(s) {unknown[:3]} are not in the compiled model; build a "
+                            "LossModel from data that include them")
         vals = {COV_DATA[c]: data.values(c).astype(float) for c in self.spec.law_obj.covariates}
-        vals["run_idx"] = data.run_index
+        vals["run_idx"] = np.array([index[r] for r in data.frame[C.RUN]], dtype="int64")
         vals["loss_obs"] = data.values(C.LOSS).astype(float)
         return vals
 
     def set_data(self, data: LossData) -> None:
-        """Swap the observations in the PyMC model (same structure)."""
+        """Swap the observations in the PyMC model (a row subset of its structure data)."""
         import pymc as pm
 
         with self.model:

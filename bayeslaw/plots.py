@@ -148,3 +148,40 @@ def save_figure(fig: Any, path: str | Path) -> Path:
     fmt = path.suffix.lstrip(".") or "png"
     return atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=120,
                                                       bbox_inches="tight"))
+
+
+def plot_backtest(data: Any, forecast: pd.DataFrame, *, title: str = "", max_runs: int = 12,
+                  prob: float = 0.9) -> Any:
+    """Held-out forecasts: one panel per held-out run (up to ``max_runs``).
+
+    Training points in grey, held-out truth in black, the forecast median dashed with its
+    central ``prob`` band shaded.
+    """
+    import matplotlib.pyplot as plt
+
+    runs = list(pd.unique(forecast[C.RUN]))[:max_runs]
+    ncol = min(4, len(runs))
+    nrow = int(np.ceil(len(runs) / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 2.6 * nrow), squeeze=False)
+    tag = f"{prob * 100:g}"
+    frame = data.frame
+    for ax, run in zip(axes.flat, runs, strict=False):
+        f = forecast[forecast[C.RUN] == run].sort_values(C.D)
+        seen = frame[(frame[C.RUN] == run) & ~frame[C.D].isin(f[C.D])]
+        x = f[C.D].to_numpy() / 1e9
+        ax.fill_between(x, f[f"lower_{tag}"], f[f"upper_{tag}"], color="C0", alpha=0.25,
+                        lw=0, label=f"{tag}% band")
+        ax.plot(x, f["median"], "--", color="C3", lw=1.2, label="forecast median")
+        ax.plot(x, f[C.LOSS], ".", color="k", ms=3, label="held-out truth")
+        if len(seen):
+            ax.plot(seen[C.D] / 1e9, seen[C.LOSS], ".", color="0.6", ms=3, label="training")
+        ax.set_xscale("log")
+        ax.set_title(str(run), fontsize=8)
+        ax.grid(alpha=0.3, lw=0.5)
+    for ax in list(axes.flat)[len(runs):]:
+        ax.set_visible(False)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.06 / nrow, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, fontsize=8)
+    return fig

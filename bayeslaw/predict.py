@@ -30,9 +30,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from .fit import Fit
 
 
+def _model_runs(fit: Fit) -> np.ndarray:
+    """Runs in the model (the posterior's ``run`` dimension; held-out runs included)."""
+    post = fit.idata.posterior
+    return np.asarray(post.coords["run"].values) if "run" in post.coords else fit.data.runs
+
+
 def _rows_runs(fit: Fit, table: pd.DataFrame) -> np.ndarray:
-    """Index of each row's fitted run, or -1 for rows of new runs."""
-    runs = {r: i for i, r in enumerate(fit.data.runs)}
+    """Index of each row's run in the model, or -1 for rows of new runs."""
+    runs = {r: i for i, r in enumerate(_model_runs(fit))}
     if C.RUN not in table.columns:
         return np.full(len(table), -1)
     return np.array([runs.get(str(r), -1) for r in table[C.RUN]], dtype=int)
@@ -106,7 +112,7 @@ def noise_scale_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -
     per_run = fit.draws("sigma_run")
     spread = fit.draws("sigma_spread")
     # fitted level -> a run that has it (sigma_run is equal across runs of one level)
-    fitted = (fit.data.runs if lk.sigma_by == C.RUN
+    fitted = (_model_runs(fit) if lk.sigma_by == C.RUN
               else fit.data.run_table()[lk.sigma_by].to_numpy())
     lookup = {level: i for i, level in reversed(list(enumerate(fitted)))}
     out = np.empty((len(sigma), len(table)))

@@ -118,3 +118,18 @@ def test_plot_command_extends_and_adds_N(tmp_path):
     assert main(["plot", STORED, "--extend-to", "1e11", "--add-N", "3e9", "--out", str(out)]) == 0
     text = out.read_text()
     assert text.lstrip().startswith("<?xml") and "T_m = 8, N = 3B" in text
+
+
+def test_backtest_command(small_csv, tmp_path, capsys, small_fit):
+    out = tmp_path / "bt"
+    code = main(["backtest", str(small_csv), "--split", "prefix:0.5", "--out", str(out),
+                 "--draws", "100", "--tune", "200", "--chains", "2", "--n-boot", "5",
+                 "--seed", "2"])
+    assert code == 0
+    table = pd.read_csv(out / "backtest.csv")
+    assert list(table["method"]) == ["bayeslaw", "baseline"]
+    assert {"mape", "coverage_50", "coverage_90", "crps", "r2", "lpd"} <= set(table.columns)
+    assert (out / "forecast_prefix_0.5.png").read_bytes()[:4] == b"\x89PNG"
+    assert "| prefix:0.5 | bayeslaw |" in (out / "backtest.md").read_text()
+    assert main(["backtest", str(small_csv), "--split", "bogus", "--out", str(out)]) == 2
+    assert "unknown split 'bogus'" in capsys.readouterr().err
