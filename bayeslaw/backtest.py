@@ -39,16 +39,20 @@ class Split:
     test: np.ndarray = field(repr=False)
 
 
+def _number(text: str, cast: Any, message: str) -> Any:
+    try:
+        return cast(text)
+    except ValueError:
+        raise SpecError(message) from None
+
+
 def parse_split(data: LossData, split: str, *, seed: int = 0) -> list[Split]:
     """Turn a split string (see the module docstring) into train / test masks."""
     frame = data.frame
     kind, _, arg = split.partition(":")
     if kind == "prefix":
-        try:
-            frac = float(arg)
-        except ValueError:
-            raise SpecError(f"prefix split takes a fraction, e.g. prefix:0.25; got {split!r}"
-                            ) from None
+        frac = _number(arg, float, f"prefix split takes a fraction, e.g. prefix:0.25; got "
+                                   f"{split!r}")
         if not 0 < frac < 1:
             raise SpecError(f"prefix fraction must lie in (0, 1), got {frac}")
         limit = frac * frame.groupby(C.RUN)[C.D].transform("max")
@@ -73,11 +77,8 @@ def parse_split(data: LossData, split: str, *, seed: int = 0) -> list[Split]:
                             f"{sorted(column.unique().tolist())[:10]}")
         return [Split(split, ~test, test)]
     if kind == "kfold":
-        try:
-            k = int(arg)
-        except ValueError:
-            raise SpecError(f"kfold split takes a number of folds, e.g. kfold:5; got {split!r}"
-                            ) from None
+        k = _number(arg, int, f"kfold split takes a number of folds, e.g. kfold:5; got "
+                              f"{split!r}")
         runs = np.array(data.runs, dtype=object)
         if not 2 <= k <= len(runs):
             raise SpecError(f"kfold needs 2 <= K <= number of runs ({len(runs)}), got {k}")

@@ -48,6 +48,7 @@ def test_kfold_split_partitions_runs(small_sweep):
     ("level:lr=1", SpecError, "COLUMN=VALUE with a column of the data"),
     ("level:T_m=3", DataError, "no rows with T_m = 3"),
     ("kfold:1", SpecError, "2 <= K"),
+    ("kfold:x", SpecError, "takes a number of folds"),
     ("holdout", SpecError, "unknown split"),
 ])
 def test_split_errors(small_sweep, split, error, match):
