@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from . import constants as C
 from ._io import atomic_write, atomic_write_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,13 +55,13 @@ def diagnostics_markdown(fit: Fit) -> str:
 
 def plateau_ylim(frame: pd.DataFrame) -> tuple[float, float] | None:
     """Loss range of the second half (in log D) of every curve, where the bands are visible."""
-    if frame["run"].nunique() == len(frame):
+    if frame[C.RUN].nunique() == len(frame):
         return None
     upper = []
-    for _, g in frame.groupby("run"):
-        logd = np.log(g["D"].to_numpy())
-        upper.append(g["loss"].to_numpy()[logd >= logd.min() + 0.5 * np.ptp(logd)].max())
-    lo, hi = float(frame["loss"].min()), float(max(upper))
+    for _, g in frame.groupby(C.RUN):
+        logd = np.log(g[C.D].to_numpy())
+        upper.append(g[C.LOSS].to_numpy()[logd >= logd.min() + 0.5 * np.ptp(logd)].max())
+    lo, hi = float(frame[C.LOSS].min()), float(max(upper))
     return lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)
 
 
