@@ -54,7 +54,10 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``bayeslaw`` command."""
-    parser = argparse.ArgumentParser(prog="bayeslaw", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="bayeslaw",
+        description="Bayesian forecasting of language-model training loss: fit a loss law to "
+                    "a sweep, forecast with credible bands, backtest on held-out data.")
     parser.add_argument("--version", action="version", version=f"bayeslaw {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("fit", help="fit a loss law to a sweep and write table, figure, fit")
@@ -278,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bayeslaw`` command; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # pip-installed PyTensor cannot find a system BLAS; nutpie compiles with numba anyway
+    warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
     try:
         return COMMANDS[args.command](args)
     except BayeslawError as exc:
