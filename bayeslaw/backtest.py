@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from . import constants as C
 from . import metrics
@@ -127,7 +126,7 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
     In-sample points are never scored; held-out points never reach either fit.
     """
     from .fit import fit
-    from .predict import mean_draws, noise_scale_draws, predict
+    from .predict import log_likelihood, predict
 
     rows, forecasts = [], {}
     for part in parse_split(data, split, seed=seed):
@@ -138,13 +137,7 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
         y = test[C.LOSS].to_numpy(float)
         result = fit(train, spec, seed=seed, like=data, **fit_kwargs)
         pred = predict(result, test, probs=probs, seed=seed)
-        rng = np.random.default_rng(seed)
-        mu = mean_draws(result, test, rng)
-        scale = noise_scale_draws(result, test, rng)
-        if spec.likelihood.family == "student_t":
-            ll = stats.t.logpdf(y, df=result.draws("nu")[:, None], loc=mu, scale=scale)
-        else:
-            ll = stats.norm.logpdf(y, loc=mu, scale=scale)
+        ll = log_likelihood(result, test, seed=seed)
         bands = {p: pred.band(p) for p in probs}
         rows.append({"split": part.name, "method": "bayeslaw", "n_train": int(part.train.sum()),
                      **score(y, pred.table["median"].to_numpy(), pred.draws, bands, ll),

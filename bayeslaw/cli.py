@@ -235,20 +235,18 @@ def cmd_backtest(args: argparse.Namespace) -> int:
 
     from ._io import atomic_write, atomic_write_text
     from .backtest import backtest
-    from .laws import law_for_columns
     from .plots import plot_backtest, save_figure
-    from .priors import load_spec
+    from .priors import resolve_spec
     from .report import markdown_table
 
     data = _load_data(args)
-    spec = load_spec(args.spec, law=args.law or (None if args.spec else
-                                                 law_for_columns(data.columns)))
-    overrides = {k: v for k, v in dict(draws=args.draws, tune=args.tune, chains=args.chains,
-                                       backend=args.backend).items() if v is not None}
+    spec = resolve_spec(args.spec, law=args.law, columns=data.columns)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # diagnostics are columns of the table
         result = backtest(data, spec, args.split, seed=args.seed,
-                          baseline=not args.no_baseline, n_boot=args.n_boot, **overrides)
+                          baseline=not args.no_baseline, n_boot=args.n_boot,
+                          draws=args.draws, tune=args.tune, chains=args.chains,
+                          backend=args.backend)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table = result.table

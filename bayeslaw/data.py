@@ -177,6 +177,16 @@ class LossData:
         return out
 
 
+def size_label(n: float) -> str:
+    """``53M``, ``1.36B``: how sweep tables name model sizes."""
+    return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
+
+
+def run_label(n: float, t_m: float | None = None) -> str:
+    """The name of a sweep run: ``N53M_T2`` (``N53M`` without T_m)."""
+    return f"N{size_label(n)}" + (f"_T{t_m:g}" if t_m is not None else "")
+
+
 def _hash_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

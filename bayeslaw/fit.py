@@ -25,7 +25,7 @@ from ._io import atomic_write
 from .data import LossData
 from .errors import ConvergenceError, FitFileError, SpecError
 from .model import LossModel, structure_of
-from .priors import ModelSpec, load_spec
+from .priors import ModelSpec, resolve_spec
 
 
 class ConvergenceWarning(UserWarning):
@@ -92,17 +92,12 @@ class Diagnostics:
                 f"BFMI min {self.min_bfmi:.2f} | {status}")
 
 
-def sampled_var_names(idata: Any) -> list[str]:
-    """Posterior variables that are sampled or derived scalars/vectors (all of them)."""
-    return [v for v in idata.posterior.data_vars]
-
-
 def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:
     """Compute R-hat, bulk/tail ESS, divergences and BFMI over every posterior variable."""
     import arviz as az
 
     thresholds = thresholds or Thresholds()
-    names = sampled_var_names(idata)
+    names = list(idata.posterior.data_vars)  # sampled, transformed and derived alike
     with warnings.catch_warnings():
         # one chain or a constant variable: ArviZ warns and returns NaN, judged below
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -153,7 +148,9 @@ def get_model(spec: ModelSpec, data: LossData, like: LossData | None = None) -> 
     return model
 
 
-def _nutpie_compiled(spec: ModelSpec, data: LossData, like: LossData | None) -> Any:
+def _nutpie_compiled(spec: ModelSpec, data: LossData, like: LossData | None
+                     ) -> tuple[LossModel, Any]:
+    """The cached model with ``data`` swapped in, and its nutpie-compiled form."""
     import nutpie
 
     model = get_model(spec, data, like)
@@ -165,7 +162,7 @@ def _nutpie_compiled(spec: ModelSpec, data: LossData, like: LossData | None) -> 
     # containers the law does not use (run_idx without run-level terms) are pruned from the
     # compiled graph: pass only the ones it kept
     values = {k: v for k, v in model.data_values(data).items() if k in compiled.shared_data}
-    return compiled.with_data(**values)
+    return model, compiled.with_data(**values)
 
 
 def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: int,
@@ -174,10 +171,10 @@ def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: 
     if backend == "nutpie":
         import nutpie
 
-        compiled = _nutpie_compiled(spec, data, like)
+        model, compiled = _nutpie_compiled(spec, data, like)
         low_rank = settings.get("low_rank", "auto")
         if low_rank == "auto":
-            low_rank = get_model(spec, data, like).prefers_low_rank
+            low_rank = model.prefers_low_rank
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)  # nutpie/arviz deprecations
             return nutpie.sample(
@@ -234,13 +231,7 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     -------
     Fit
     """
-    from .laws import law_for_columns
-
-    if not isinstance(spec, ModelSpec):
-        spec = load_spec(spec, law=law or (None if spec is not None else
-                                           law_for_columns(data.columns)))
-    elif law is not None and law != spec.law:
-        raise SpecError(f"law={law!r} contradicts the spec's law {spec.law!r}")
+    spec = resolve_spec(spec, law=law, columns=data.columns)
     overrides = {k: v for k, v in dict(draws=draws, tune=tune, chains=chains, backend=backend,
                                        target_accept=target_accept).items() if v is not None}
     settings = {**spec.sampler, **overrides}
@@ -271,12 +262,7 @@ def sample_prior_predictive(data: LossData,
     """
     import pymc as pm
 
-    from .laws import law_for_columns
-
-    if not isinstance(spec, ModelSpec):
-        spec = load_spec(spec, law=law or (None if spec is not None else
-                                           law_for_columns(data.columns)))
-    model = get_model(spec, data)
+    model = get_model(resolve_spec(spec, law=law, columns=data.columns), data)
     with model.model:
         return pm.sample_prior_predictive(draws=draws, random_seed=seed)
 

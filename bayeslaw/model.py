@@ -193,8 +193,7 @@ class LossModel:
             for name, value in law.natural(scalars, spec.reference).items():
                 pm.Deterministic(name, value)
             mu = law(pt, cov, theta, spec.reference)
-            self._data_for_noise = data
-            sigma = self._noise(pm, pt, codes, run_idx)
+            sigma = self._noise(pm, pt, data, codes, run_idx)
             lk = spec.likelihood
             if lk.family == "student_t":
                 nu = lk.nu.create("nu")
@@ -212,15 +211,15 @@ class LossModel:
         per_level = np.bincount(codes[data.run_index])
         return bool(per_level.min() >= C.CENTERED_MIN_POINTS)
 
-    def _noise(self, pm: Any, pt: Any, codes: dict[str, np.ndarray], run_idx: Any) -> Any:
+    def _noise(self, pm: Any, pt: Any, data: LossData, codes: dict[str, np.ndarray],
+               run_idx: Any) -> Any:
         lk = self.spec.likelihood
         sigma = lk.sigma.create("sigma")
         if lk.sigma_by is None:
             return sigma
         dim = level_dim(lk.sigma_by)
         spread = lk.sigma_spread.create("sigma_spread")
-        self.centered["sigma"] = self._centered(lk.sigma_centered, self._data_for_noise,
-                                                lk.sigma_by)
+        self.centered["sigma"] = self._centered(lk.sigma_centered, data, lk.sigma_by)
         if self.centered["sigma"]:
             per_level = sigma * pt.exp(pm.Normal("sigma_log_dev", 0.0, spread, dims=dim))
         else:

@@ -15,6 +15,7 @@ import pandas as pd
 
 from . import constants as C
 from ._io import atomic_write
+from .data import run_label, size_label
 from .predict import predict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,11 +23,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Band colours, from the widest band to the narrowest.
 _BAND_ALPHA = {0.9: 0.18, 0.5: 0.35}
-
-
-def size_label(n: float) -> str:
-    """``53M``, ``1.36B``: how sweep tables name model sizes."""
-    return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
 
 
 def _panel_points(runs: pd.DataFrame, frame: pd.DataFrame, extend_to: float | None,
@@ -91,7 +87,7 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     new_rows = []
     for n in (float(n) for n in add_N):
         for t in t_levels:
-            row = {C.N: n, C.RUN: f"new_N{size_label(n)}" + (f"_T{t:g}" if has_T else "")}
+            row = {C.N: n, C.RUN: "new_" + run_label(n, t if has_T else None)}
             if has_T:
                 row[C.T_M] = t
             d_hi = max(float(frame[C.D].max()), extend_to or 0.0)

@@ -149,16 +149,26 @@ def _noise(fit: Fit, scale: np.ndarray, rng: np.random.Generator,
     return scale * rng.standard_normal(scale.shape)
 
 
+def _log_density(fit: Fit, y: np.ndarray, mu: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """The likelihood's log density of ``y`` (n,) per draw, ``(S, n)``."""
+    if fit.spec.likelihood.family == "student_t":
+        return stats.t.logpdf(y[None, :], df=fit.draws("nu")[:, None], loc=mu, scale=scale)
+    return stats.norm.logpdf(y[None, :], loc=mu, scale=scale)
+
+
+def log_likelihood(fit: Fit, points: pd.DataFrame, *, seed: int = 0) -> np.ndarray:
+    """Log density of the ``loss`` at ``points`` under every draw, ``(S, n)``.
+
+    Rows of new runs or levels use population draws (seeded), as in :func:`predict`.
+    """
+    rng = np.random.default_rng(seed)
+    return _log_density(fit, points[C.LOSS].to_numpy(float), mean_draws(fit, points, rng),
+                        noise_scale_draws(fit, points, rng))
+
+
 def pointwise_log_likelihood(fit: Fit) -> np.ndarray:
     """Log density of every observation under every draw, ``(S, n)`` (the model's own)."""
-    rng = np.random.default_rng(0)  # unused: every row is a fitted run
-    table = fit.data.frame
-    mu = mean_draws(fit, table, rng)
-    scale = noise_scale_draws(fit, table, rng)
-    y = table[C.LOSS].to_numpy(float)[None, :]
-    if fit.spec.likelihood.family == "student_t":
-        return stats.t.logpdf(y, df=fit.draws("nu")[:, None], loc=mu, scale=scale)
-    return stats.norm.logpdf(y, loc=mu, scale=scale)
+    return log_likelihood(fit, fit.data.frame)
 
 
 @dataclass(frozen=True)
@@ -278,23 +288,16 @@ def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: 
     if missing or logged.empty:
         raise DataError(f"a partial curve needs rows with columns N, D and loss; missing "
                         f"{missing}")
-    logged[C.RUN] = "__partial__"
-    if logged[C.RUN].isin(fit.data.runs).any():  # pragma: no cover - reserved name
-        raise DataError("'__partial__' is a fitted run name")
+    logged[C.RUN] = "__partial__"  # not a fitted run: its effects come from the population
     grid = _future_grid(logged, D_target, n_grid)
     table = pd.concat([logged.drop(columns=[C.LOSS]), grid], ignore_index=True)
     y = logged[C.LOSS].to_numpy(float)
     n_log = len(logged)
-    family = fit.spec.likelihood.family
     mus, scales, logw = [], [], []
     for _ in range(replicates):
         mu = mean_draws(fit, table, rng)
         scale = noise_scale_draws(fit, table, rng)
-        if family == "student_t":
-            ll = stats.t.logpdf(y, df=fit.draws("nu")[:, None], loc=mu[:, :n_log],
-                                scale=scale[:, :n_log])
-        else:
-            ll = stats.norm.logpdf(y, loc=mu[:, :n_log], scale=scale[:, :n_log])
+        ll = _log_density(fit, y, mu[:, :n_log], scale[:, :n_log])
         mus.append(mu[:, n_log:])
         scales.append(scale[:, n_log:])
         logw.append(ll.sum(axis=1))

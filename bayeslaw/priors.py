@@ -273,6 +273,25 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
     return _parse(merged)
 
 
+def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,
+                 law: str | None, columns: frozenset[str]) -> ModelSpec:
+    """The spec to fit.
+
+    A ``ModelSpec`` is returned as given; anything else goes through :func:`load_spec`, over
+    the default spec of ``law`` or, with neither a spec nor a law, of the law the data's
+    columns call for (``looped_total`` with ``T_m``, else ``chinchilla``).
+    """
+    from .laws import law_for_columns
+
+    if isinstance(spec, ModelSpec):
+        if law is not None and law != spec.law:
+            raise SpecError(f"law={law!r} contradicts the spec's law {spec.law!r}")
+        return spec
+    if law is None and spec is None:
+        law = law_for_columns(columns)
+    return load_spec(spec, law=law)
+
+
 def _prior(value: Any, where: str) -> Prior:
     if not isinstance(value, Mapping):
         raise SpecError(f"{where} must be a table like {{ dist = \"LogNormal\", mu = 0, "

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import constants as C
+from .data import run_label
 from .priors import ModelSpec, load_spec
 
 #: True coefficients of the bundled synthetic looped-LM sweep (centered scale of the
@@ -46,16 +47,12 @@ class Truth:
     nu: float | None = None
 
 
-def _label(n: float) -> str:
-    return f"{n / 1e9:g}B" if n >= 1e9 else f"{n / 1e6:g}M"
-
-
 def design(N: Sequence[float], T_m: Sequence[float] | None, D: Sequence[float]) -> pd.DataFrame:
     """Full-factorial design: every (N, T_m) run observed at every D."""
     rows = []
     for t in (T_m if T_m is not None else [None]):
         for n in N:
-            run = f"N{_label(n)}" + (f"_T{t:g}" if t is not None else "")
+            run = run_label(n, t)
             for d in D:
                 row = {C.RUN: run, C.N: float(n), C.D: float(d)}
                 if t is not None:

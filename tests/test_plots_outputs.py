@@ -7,14 +7,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bayeslaw.data import run_label, size_label
 from bayeslaw.fit import Fit
-from bayeslaw.plots import plot_grid, save_figure, size_label
+from bayeslaw.plots import plot_grid, save_figure
 from bayeslaw.predict import predict
 from bayeslaw.report import markdown_table, write_fit_outputs
 
 
 def test_size_label():
     assert [size_label(n) for n in (53e6, 134e6, 1.36e9)] == ["53M", "134M", "1.36B"]
+    assert run_label(53e6, 2) == "N53M_T2" and run_label(1e9) == "N1B"
 
 
 def test_predict_bands_are_quantiles_of_draws(stored_fit):
