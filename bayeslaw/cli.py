@@ -1,7 +1,8 @@
 """Command-line front end: parse, call the library, print.  No logic of its own.
 
 User errors (bad data, bad spec, missing files) print one ``error:`` line and exit 2;
-``--strict`` turns failed convergence diagnostics into exit code 3.
+``--strict`` turns failed convergence diagnostics into exit code 3; ``bayeslaw check`` exits
+1 when a saved fit fails a check.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .errors import BayeslawError
 
 EXIT_USER_ERROR = 2
 EXIT_NOT_CONVERGED = 3
+EXIT_CHECK_FAILED = 1
 
 
 def _mapping(pairs: Sequence[str]) -> dict[str, str]:
@@ -102,6 +104,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epistemic", action="store_true", help="bands of the law's value")
     p.add_argument("--ylim", help="loss range shown, LOW,HIGH (zoom in on the bands)")
     p.add_argument("--out", default="grid.png", help="figure file (.png or .svg)")
+
+    p = sub.add_parser("check", help="exit non-zero when a saved fit fails convergence or "
+                                     "its posterior predictive check (for CI)")
+    p.add_argument("fit", help="saved fit (fit.nc)")
+    g = p.add_argument_group("convergence thresholds")
+    g.add_argument("--max-rhat", type=float, default=C.MAX_RHAT, help="default %(default)s")
+    g.add_argument("--min-ess", type=float, default=C.MIN_ESS,
+                   help="bulk and tail ESS (default %(default)s)")
+    g.add_argument("--max-divergences", type=int, default=0, help="default %(default)s")
+    g.add_argument("--min-bfmi", type=float, default=C.MIN_BFMI, help="default %(default)s")
+    g = p.add_argument_group("posterior predictive check")
+    g.add_argument("--prob", type=float, default=0.9,
+                   help="band whose coverage of the observed points is checked (%(default)s)")
+    g.add_argument("--alpha", type=float, default=0.01,
+                   help="error rate of the coverage interval and p-value (%(default)s)")
+    g.add_argument("--tolerance", type=float, default=0.05,
+                   help="coverage accepted within prob +- tolerance (%(default)s)")
+    g.add_argument("--no-ppc", action="store_true", help="check convergence only")
+    g.add_argument("--seed", type=int, default=0, help="seed of the replicated data")
+
+    p = sub.add_parser("report", help="write an HTML and a Markdown report of saved fits")
+    p.add_argument("fits", nargs="+", metavar="FIT",
+                   help="saved fit(s) (fit.nc); several add a model comparison")
+    p.add_argument("--out", default="bayeslaw-report",
+                   help="output folder (report.html, report.md and its figures)")
+    p.add_argument("--title", help="document title")
+    p.add_argument("--budget", type=float,
+                   help="compute budget in FLOPs of the compute-optimal table (default ten "
+                        "times the largest run)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the predictive draws")
     return parser
 
 
@@ -271,8 +303,59 @@ def cmd_backtest(args: argparse.Namespace) -> int:
     return EXIT_NOT_CONVERGED if failed and args.strict else 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    """``bayeslaw check``: convergence and posterior predictive verdicts of a saved fit."""
+    from .fit import Fit, Thresholds
+    from .testing import check_convergence, posterior_predictive_check
+
+    fitted = Fit.load(args.fit)
+    thresholds = Thresholds(max_rhat=args.max_rhat, min_ess=args.min_ess,
+                            max_divergences=args.max_divergences, min_bfmi=args.min_bfmi)
+    results = [check_convergence(fitted, thresholds)]
+    if not args.no_ppc:
+        results.append(posterior_predictive_check(fitted, prob=args.prob, alpha=args.alpha,
+                                                  tolerance=args.tolerance, seed=args.seed))
+    for r in results:
+        print(r)
+    failed = [r.name for r in results if not r.passed]
+    if failed:
+        print(f"check failed: {', '.join(failed)}", file=sys.stderr)
+        return EXIT_CHECK_FAILED
+    return 0
+
+
+def _fit_names(paths: Sequence[str]) -> list[str]:
+    """Names of fit files in a report: the file stem, or the folder name when stems repeat."""
+    names = [Path(p).stem for p in paths]
+    if len(set(names)) < len(names):
+        names = [Path(p).resolve().parent.name or Path(p).stem for p in paths]
+    if len(set(names)) < len(names):
+        names = [f"{n}-{i + 1}" for i, n in enumerate(names)]
+    return names
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """``bayeslaw report``: one self-contained HTML file and a Markdown version."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+
+    from .fit import Fit
+    from .report import build_report
+
+    if args.budget is not None and not args.budget > 0:
+        raise BayeslawError(f"--budget must be a positive number of FLOPs, got {args.budget}")
+    fits = {name: Fit.load(path) for name, path in zip(_fit_names(args.fits), args.fits,
+                                                        strict=True)}
+    report = build_report(fits, title=args.title, budget=args.budget, seed=args.seed)
+    paths = report.save(Path(args.out))
+    print(f"wrote {paths['html']}")
+    print(f"wrote {paths['markdown']} (+ {len(report.images)} figures)")
+    return 0
+
+
 COMMANDS = {"fit": cmd_fit, "backtest": cmd_backtest, "predict": cmd_predict,
-            "plot": cmd_plot}
+            "plot": cmd_plot, "report": cmd_report, "check": cmd_check}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,7 +31,7 @@ def mape(y: np.ndarray, pred: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class Coverage:
-    """Empirical coverage of a band with its Clopper-Pearson 95% interval."""
+    """Empirical coverage of a band with its Clopper-Pearson interval (95% by default)."""
 
     nominal: float
     inside: int
@@ -50,11 +50,15 @@ class Coverage:
         return self.low <= self.nominal <= self.high
 
 
-def coverage(y: np.ndarray, lower: np.ndarray, upper: np.ndarray, nominal: float) -> Coverage:
-    """How many observations fall inside ``[lower, upper]``, with a binomial interval."""
+def coverage(y: np.ndarray, lower: np.ndarray, upper: np.ndarray, nominal: float, *,
+             confidence: float = 0.95) -> Coverage:
+    """How many observations fall inside ``[lower, upper]``, with a binomial interval.
+
+    The interval is Clopper-Pearson's exact one at level ``confidence``.
+    """
     y = np.asarray(y, float)
     inside = int(np.sum((y >= lower) & (y <= upper)))
-    ci = stats.binomtest(inside, len(y)).proportion_ci(0.95, method="exact")
+    ci = stats.binomtest(inside, len(y)).proportion_ci(confidence, method="exact")
     return Coverage(nominal, inside, len(y), float(ci.low), float(ci.high))
 
 

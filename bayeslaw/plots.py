@@ -1,4 +1,8 @@
-"""Figures of a :class:`~bayeslaw.fit.Fit`: the sweep grid with credible bands.
+"""Figures of a :class:`~bayeslaw.fit.Fit`: grid with bands, residuals, group effects.
+
+The sweep grid shows every curve beside its credible bands; the residual plot shows
+observed minus posterior median against tokens; the forest plot shows the group effects
+and their shrinkage towards the population.
 
 Functions take keyword-only options and return the matplotlib figure; the model code
 never imports matplotlib.
@@ -16,7 +20,9 @@ import pandas as pd
 from . import constants as C
 from ._io import atomic_write
 from .data import run_label, size_label
-from .predict import predict
+from .errors import SpecError
+from .model import level_dim
+from .predict import band_tag, predict, residuals
 
 if TYPE_CHECKING:  # pragma: no cover
     from .fit import Fit
@@ -180,4 +186,127 @@ def plot_backtest(data: Any, forecast: pd.DataFrame, *, title: str = "", max_run
     fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.06 / nrow, 1, 1))
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, fontsize=8)
+    return fig
+
+
+def _level_label(group: str, value: Any) -> str:
+    """How a group level is named on an axis: ``100M`` for N, ``T_m = 4`` for T_m."""
+    if group == C.N:
+        return size_label(float(value))
+    if group == C.T_M:
+        return f"T_m = {float(value):g}"
+    return str(value)
+
+
+def plot_residuals(fit: Fit, *, color_by: str | None = None, ax: Any = None,
+                   seed: int = 0) -> Any:
+    """Residuals against tokens: observed loss minus the posterior median of the law.
+
+    Each observation is compared with the epistemic median at its own run's parameters;
+    a good fit scatters around zero with no trend in D.
+
+    Parameters
+    ----------
+    fit : Fit
+    color_by : str, optional
+        Column whose levels get one colour each (default ``T_m`` when present, else ``N``).
+    ax : matplotlib.axes.Axes, optional
+        Draw here instead of a new figure.
+    seed : int
+        Seed of the prediction draws.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    frame = fit.data.frame
+    color_by = color_by or (C.T_M if C.T_M in frame.columns else C.N)
+    if color_by not in frame.columns:
+        raise SpecError(f"color_by={color_by!r} is not a column of the fit's data")
+    resid = residuals(fit, seed=seed)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.5))
+    for i, level in enumerate(sorted(pd.unique(frame[color_by]))):
+        sel = (frame[color_by] == level).to_numpy()
+        ax.plot(frame.loc[sel, C.D] / 1e9, resid[sel], ".", ms=3, color=f"C{i % 10}",
+                label=_level_label(color_by, level) if color_by in (C.N, C.T_M)
+                else f"{color_by} = {level}")
+    ax.axhline(0.0, color="k", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("tokens (billions)")
+    ax.set_ylabel("observed - posterior median")
+    ax.grid(alpha=0.3, lw=0.5)
+    ax.legend(fontsize=8, frameon=False, markerscale=2)
+    ax.set_title(f"{fit.spec.law}: residuals against tokens", fontsize=10)
+    return ax.figure
+
+
+def plot_group_effects(fit: Fit, *, prob: float = 0.9, seed: int = 0,
+                       panel_size: tuple[float, float] = (4.0, 2.4)) -> Any:
+    """Forest plot of every group effect: shrinkage towards the population.
+
+    One panel per effect (``b_by_N``, ``beta_by_T_m``, ...): per level, the posterior
+    median (dot) and central ``prob`` interval (line) of the effect on the parameter's
+    link scale.  The population value (zero) is the vertical line, and the shaded band is
+    where a *new* level's effect falls with probability ``prob`` (``sd * z``): levels
+    pulled inside it are shrunk towards the population.
+
+    Parameters
+    ----------
+    fit : Fit
+    prob : float
+        Interval probability.
+    seed : int
+        Seed of the new-level draws behind the shaded band.
+    panel_size : (float, float)
+        Width and height of one panel, inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    SpecError
+        If the spec has no group effects.
+    """
+    import matplotlib.pyplot as plt
+
+    effects = fit.spec.effects
+    if not effects:
+        raise SpecError("the fit's spec has no group effects (complete pooling)")
+    ncol = min(2, len(effects))
+    nrow = int(np.ceil(len(effects) / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(panel_size[0] * ncol, panel_size[1] * nrow),
+                             squeeze=False)
+    rng = np.random.default_rng(seed)
+    q = [(1 - prob) / 2, 0.5, (1 + prob) / 2]
+    for ax, e in zip(axes.flat, effects, strict=False):
+        draws = fit.draws(e.name)
+        levels = fit.idata.posterior[e.name][level_dim(e.group)].values
+        lo, med, hi = np.quantile(draws, q, axis=0)
+        sd = (fit.draws(f"{e.name}_sd") if not isinstance(e.scale, float)
+              else np.full(fit.n_draws, e.scale))
+        new_lo, new_hi = np.quantile(sd * rng.standard_normal(len(sd)), [q[0], q[2]])
+        y = np.arange(len(levels))
+        ax.axvspan(new_lo, new_hi, color="C0", alpha=0.12, lw=0,
+                   label=f"new level, {band_tag(prob)}%")
+        ax.axvline(0.0, color="k", lw=0.8, label="population value")
+        ax.hlines(y, lo, hi, color="C3", lw=1.5, label=f"{band_tag(prob)}% interval")
+        ax.plot(med, y, "o", color="C3", ms=4, label="posterior median")
+        ax.set_yticks(y, [_level_label(e.group, v) for v in levels], fontsize=8)
+        ax.set_ylim(-0.6, len(levels) - 0.4)
+        link = fit.spec.law_obj.param(e.param).link
+        ax.set_xlabel(f"effect on {'log ' if link == 'log' else ''}{e.param}", fontsize=8)
+        ax.set_title(f"{e.name} (sd median {np.median(sd):.3g})", fontsize=9)
+        ax.grid(alpha=0.3, lw=0.5, axis="x")
+    for ax in list(axes.flat)[len(effects):]:
+        ax.set_visible(False)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.suptitle(f"{fit.spec.law}: group effects and their shrinkage", fontsize=10)
+    fig.tight_layout(rect=(0, 0.08 / nrow, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False,
+               fontsize=8)
     return fig

@@ -171,6 +171,16 @@ def pointwise_log_likelihood(fit: Fit) -> np.ndarray:
     return log_likelihood(fit, fit.data.frame)
 
 
+def residuals(fit: Fit, *, seed: int = 0) -> np.ndarray:
+    """Observed loss minus the posterior median of the law at every observation, ``(n,)``.
+
+    Each observation is compared with the law at its own run's parameters (epistemic).
+    """
+    frame = fit.data.frame
+    median = np.median(mean_draws(fit, frame, np.random.default_rng(seed)), axis=0)
+    return frame[C.LOSS].to_numpy(float) - median
+
+
 @dataclass(frozen=True)
 class Prediction:
     """Predictions on a table of points.

@@ -1,38 +1,35 @@
-"""Tables and output folders built from a :class:`~bayeslaw.fit.Fit` (CSV, Markdown, JSON)."""
+"""Reports of fits: output folders and the HTML / Markdown report of one or several fits.
+
+:func:`write_fit_outputs` writes a fit's folder (CSV, Markdown, JSON, figures).
+
+:func:`build_report` assembles the sections (data, priors and hierarchy, diagnostics,
+coefficients, fitted curves, residuals, group effects, derived quantities and, for several
+fits, a model comparison); :mod:`bayeslaw.report_html` renders them.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from . import constants as C
 from ._io import atomic_write, atomic_write_text
+from .report_html import Block, Image, Report, Section, figure_png, markdown_table, slug
 
 if TYPE_CHECKING:  # pragma: no cover
     from .fit import Fit
 
-
-def markdown_table(frame: pd.DataFrame, *, digits: int = 4) -> str:
-    """A GitHub-flavoured Markdown table (no extra dependency)."""
-    def fmt(v: object) -> str:
-        if isinstance(v, float):
-            return f"{v:.{digits}g}"
-        return str(v)
-
-    index_name = frame.index.name or ""
-    header = [index_name, *map(str, frame.columns)]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for idx, row in frame.iterrows():
-        lines.append("| " + " | ".join([fmt(idx), *(fmt(v) for v in row)]) + " |")
-    return "\n".join(lines) + "\n"
+__all__ = ["Report", "build_report", "diagnostics_markdown", "diagnostics_table",
+           "markdown_table", "write_fit_outputs"]
 
 
-def diagnostics_markdown(fit: Fit) -> str:
-    """Diagnostics as a short Markdown section: what was checked and what failed."""
+def diagnostics_table(fit: Fit) -> pd.DataFrame:
+    """Each convergence check: its value, threshold and worst variable (strings)."""
     d = fit.diagnostics
     t = d.thresholds
     rows = [
@@ -42,14 +39,26 @@ def diagnostics_markdown(fit: Fit) -> str:
         ("divergences", str(d.divergences), f"<= {t.max_divergences}", ""),
         ("min BFMI", f"{d.min_bfmi:.3f}", f">= {t.min_bfmi}", ""),
     ]
+    table = pd.DataFrame(rows, columns=["check", "value", "threshold", "worst variable"])
+    return table.set_index("check")
+
+
+def _sampler_sentence(fit: Fit) -> str:
+    s = fit.provenance["sampler"]
+    return (f"Sampler: {s['backend']}, {s['chains']} chains x {s['draws']} draws "
+            f"({s['tune']} tuning), seed {fit.provenance['seed']}.")
+
+
+def diagnostics_markdown(fit: Fit) -> str:
+    """Diagnostics as a short Markdown section: what was checked and what failed."""
+    d = fit.diagnostics
     lines = ["# Sampling diagnostics", "",
              f"Verdict: **{'converged' if d.ok else 'NOT converged'}**"
              + ("" if d.ok else " - " + "; ".join(d.failures)), "",
              "| check | value | threshold | worst variable |", "|---|---|---|---|"]
-    lines += [f"| {a} | {b} | {c} | {e} |" for a, b, c, e in rows]
-    s = fit.provenance["sampler"]
-    lines += ["", f"Sampler: {s['backend']}, {s['chains']} chains x {s['draws']} draws "
-              f"({s['tune']} tuning), seed {fit.provenance['seed']}."]
+    lines += [f"| {check} | {' | '.join(row)} |"
+              for check, row in diagnostics_table(fit).iterrows()]
+    lines += ["", _sampler_sentence(fit)]
     return "\n".join(lines) + "\n"
 
 
@@ -106,3 +115,295 @@ def write_fit_outputs(fit: Fit, out: Path) -> dict[str, Path]:
             plt.close(fig)
     paths["saved fit"] = fit.save(out / "fit.nc")
     return paths
+
+
+# ---------------------------------------------------------------------------------------
+# the HTML / Markdown report
+def _g(v: float) -> str:
+    return f"{v:.3g}"
+
+
+def _interval(values: np.ndarray, prob: float = 0.9) -> str:
+    """``median [lower, upper]`` of draws, three significant digits."""
+    lo, med, hi = np.quantile(values, [(1 - prob) / 2, 0.5, (1 + prob) / 2])
+    return f"{_g(med)} [{_g(lo)}, {_g(hi)}]"
+
+
+def _prior_text(prior: Any) -> str:
+    if isinstance(prior, float):
+        return f"fixed sd {prior:g}"
+    return f"{prior.dist}({', '.join(f'{k}={v:g}' for k, v in prior.params.items())})"
+
+
+def _data_section(fit: Fit, title: str, level: int) -> Section:
+    s = fit.data.summary()
+    rows = {"runs": str(s["runs"]), "points": str(s["points"]),
+            "N levels": str(s["N_levels"])}
+    for col in (C.N, C.D, C.LOSS):
+        lo, hi = s[f"{col}_range"]
+        rows[f"{col} range"] = f"{_g(lo)} - {_g(hi)}"
+    if "T_m_levels" in s:
+        rows["T_m levels"] = ", ".join(f"{t:g}" for t in s["T_m_levels"])
+    rows["source"] = f"{fit.data.source} (sha256 {fit.data.sha256[:12]})"
+    if fit.data.notes:
+        rows["transformations"] = "; ".join(fit.data.notes)
+    table = pd.DataFrame({"value": rows}).rename_axis("quantity")
+    return Section(title, (Block(
+        f"The fit saw {s['points']} observed losses on {s['runs']} training curves; ranges "
+        "are the smallest and largest value over all points.", table),), level)
+
+
+def _spec_section(fit: Fit, title: str, level: int) -> Section:
+    spec, law = fit.spec, fit.spec.law_obj
+    ref = ", ".join(f"{k} = {spec.reference[k]:g}" for k in law.covariates)
+    priors = pd.DataFrame({
+        "description": [p.description for p in law.params],
+        "unit": [p.unit for p in law.params],
+        "prior": [f"fixed at {spec.fixed[p.name]:g}" if p.name in spec.fixed
+                  else _prior_text(spec.priors[p.name]) for p in law.params],
+    }, index=pd.Index(law.param_names, name="parameter"))
+    blocks = [
+        Block(f"Law `{law.name}`, written with centered coefficients: `a`, `b`, `c` are each "
+              f"term's loss contribution at the reference point {ref}.", code=law.formula),
+        Block("Priors of the law's parameters (on the centered scale); fixed parameters are "
+              "not sampled.", priors),
+    ]
+    post = fit.idata.posterior
+    if spec.effects:
+        from .model import level_dim
+
+        effects = pd.DataFrame({
+            "parameter": [e.param for e in spec.effects],
+            "varies by": [e.group for e in spec.effects],
+            "levels": [int(post[e.name].sizes[level_dim(e.group)]) if e.name in post else 0
+                       for e in spec.effects],
+            "pooling": [e.pooling for e in spec.effects],
+            "sd prior": [_prior_text(e.scale) for e in spec.effects],
+        }, index=pd.Index([e.name for e in spec.effects], name="effect"))
+        blocks.append(Block("Group effects: each parameter varies by the levels of a column, "
+                            "added on its link scale (log for positive parameters) with a "
+                            "learned spread (partial pooling).", effects))
+    else:
+        blocks.append(Block("The spec has no group effects: every curve shares one set of "
+                            "parameters (complete pooling)."))
+    lk = spec.likelihood
+    rows = {"family": lk.family, "noise scale sigma": _prior_text(lk.sigma),
+            "noise varies by": lk.sigma_by or "none"}
+    if lk.sigma_spread is not None:
+        rows["spread of log sigma"] = _prior_text(lk.sigma_spread)
+    if lk.nu is not None:
+        rows["degrees of freedom nu"] = _prior_text(lk.nu)
+    blocks.append(Block("Observation model: how an observed loss scatters around the law.",
+                        pd.DataFrame({"value": rows}).rename_axis("likelihood")))
+    return Section(title, tuple(blocks), level)
+
+
+def _diagnostics_section(fit: Fit, title: str, level: int) -> Section:
+    d = fit.diagnostics
+    verdict = ("All convergence checks passed." if d.ok
+               else "Sampling did NOT converge: " + "; ".join(d.failures) + ".")
+    return Section(title, (Block(
+        f"{verdict} Each row is a check's worst value over every posterior variable, against "
+        f"its threshold. {_sampler_sentence(fit)}", diagnostics_table(fit)),), level)
+
+
+def _coefficient_section(fit: Fit, title: str, level: int) -> Section:
+    table = fit.summary()
+    pct = f"{C.TABLE_PROB * 100:g}%"
+    return Section(title, (Block(
+        f"Posterior mean, sd and central {pct} interval of each coefficient, with R-hat and "
+        "effective sample sizes; `A`, `B`, `C` are the textbook coefficients and `_sd` rows "
+        "the spread of group effects.", table),), level)
+
+
+def _curves_section(fit: Fit, title: str, level: int, tag: str) -> Section:
+    from .plots import plot_grid
+
+    blocks = [Block("Every observed curve (black) beside the posterior median (dashed) and the "
+                    "50% and 90% predictive bands of a new observation.",
+                    image=Image(f"{tag}grid", figure_png(plot_grid(fit)), "grid of fitted "
+                                "curves with credible bands"))]
+    zoom = plateau_ylim(fit.data.frame)
+    if zoom is not None:
+        blocks.append(Block("The same grid zoomed on the second half (in log D) of every curve, "
+                            "where the bands are visible.",
+                            image=Image(f"{tag}grid-zoom",
+                                        figure_png(plot_grid(fit, ylim=zoom)),
+                                        "grid zoomed on the plateau")))
+    return Section(title, tuple(blocks), level)
+
+
+def _residual_section(fit: Fit, title: str, level: int, tag: str) -> Section:
+    from .plots import plot_residuals
+    from .predict import residuals
+
+    frame = fit.data.frame
+    by = C.T_M if C.T_M in frame.columns else C.N
+    resid = pd.Series(residuals(fit), index=frame.index)
+    table = resid.groupby(frame[by]).agg(
+        points="size", mean="mean", sd="std", max_abs=lambda r: float(np.abs(r).max()))
+    table.index = table.index.map(lambda v: f"{v:g}")
+    return Section(title, (
+        Block(f"Observed loss minus the posterior median of the law, against tokens, one "
+              f"colour per {by}: a good fit scatters around zero with no trend.",
+              image=Image(f"{tag}residuals", figure_png(plot_residuals(fit, color_by=by)),
+                          "residuals against tokens")),
+        Block(f"Residuals per {by} level (nats): a mean far from zero is a systematic misfit, "
+              "the sd is the typical error of one point.", table),
+    ), level)
+
+
+def _effects_section(fit: Fit, title: str, level: int, tag: str) -> Section:
+    from .plots import plot_group_effects
+
+    if not fit.spec.effects:
+        return Section(title, (Block("No group effects: nothing is pooled."),), level)
+    return Section(title, (Block(
+        "Each level's effect (posterior median and 90% interval) against the population value "
+        "(zero, vertical line); the shaded band is where a new level's effect falls with 90% "
+        "probability, so levels inside it are shrunk towards the population.",
+        image=Image(f"{tag}effects", figure_png(plot_group_effects(fit)),
+                    "forest plot of group effects")),), level)
+
+
+def _derived_section(fit: Fit, title: str, level: int, budget: float | None,
+                     seed: int) -> Section:
+    from . import derived
+
+    frame = fit.data.frame
+    has_T = C.T_M in fit.spec.law_obj.covariates
+    depths = sorted(float(t) for t in frame[C.T_M].unique()) if has_T else [None]
+    n_max, d_max = float(frame[C.N].max()), float(frame[C.D].max())
+    largest = derived.largest_run_compute(fit)
+    why = "" if budget else " (ten times the largest run)"
+    budget = budget or 10 * largest
+    cost = "6 N T_m" if has_T else "6 N"
+
+    def key(t: float | None) -> str:
+        return "-" if t is None else f"{t:g}"
+
+    at = pd.DataFrame({key(t): derived.loss_at(fit, n_max, 10 * d_max, t, seed=seed)
+                       .summary().iloc[0] for t in depths}).T.rename_axis(C.T_M)
+    opt = {key(t): derived.compute_optimal(fit, budget, T_m=t, seed=seed) for t in depths}
+    opt_table = pd.DataFrame({k: {q: _interval(v) for q, v in r.as_dict().items()}
+                              | {"at_grid_edge": f"{r.columns['at_grid_edge']['N_opt']:.0%}"}
+                              for k, r in opt.items()}).T.rename_axis(C.T_M)
+    blocks = [
+        Block(f"Forecast of the law's value (epistemic: no observation noise) at the largest "
+              f"model size N = {_g(n_max)} trained on ten times the most tokens seen, "
+              f"D = {_g(10 * d_max)}: posterior median and 90% interval.", at),
+        Block(f"Compute-optimal allocation at a budget of C = {_g(budget)} FLOPs{why}, at a "
+              f"cost of {cost} FLOPs per token: per posterior draw, the N and "
+              f"D = C / ({cost}) that minimise a typical curve's loss, as median [90% "
+              "interval]; `at_grid_edge` is the share of draws whose optimum hit the search "
+              "grid's end.", opt_table),
+    ]
+    if has_T:
+        candidates = sorted({1.0, 2.0, 4.0, 8.0, 16.0} | set(depths))
+        best = derived.best_T_m(fit, n_max, d_max, candidates, seed=seed)
+        blocks.append(Block(f"Which depth T_m gives the lowest loss at N = {_g(n_max)}, "
+                            f"D = {_g(d_max)}: the loss per depth and the posterior "
+                            "probability `p_best` that it is the lowest (unfitted depths draw "
+                            "their effects from the population).",
+                            best.summary().rename_axis("candidate")))
+        at_budget = derived.best_T_m_at_budget(fit, n_max, largest, candidates, seed=seed)
+        blocks.append(Block(f"The same at N = {_g(n_max)} and the largest run's compute, "
+                            f"{_g(largest)} FLOPs: a deeper loop costs more per token, so it "
+                            "sees fewer tokens, D = C / (6 N T_m).",
+                            at_budget.summary().rename_axis("candidate")))
+    return Section(title, tuple(blocks), level)
+
+
+def _comparison_section(comparison: Any, level: int) -> Section:
+    blocks = [Block(comparison.summary_sentence()),
+              Block("Expected log predictive density of a new point (elpd, by PSIS-LOO; higher "
+                    "is better) with its standard error, each model's difference from the best "
+                    "(elpd_diff, dse), the effective number of parameters p, the stacking "
+                    "weight, and n_bad_k, the points where the LOO estimate is unreliable.",
+                    comparison.table),
+              Block("ELPD of each model with its standard error.",
+                    image=Image("compare", figure_png(comparison.plot()),
+                                "model comparison plot"))]
+    return Section("Model comparison", tuple(blocks), level)
+
+
+def fit_sections(fit: Fit, *, name: str | None = None, level: int = 2,
+                 budget: float | None = None, seed: int = 0) -> list[Section]:
+    """The report sections of one fit (titles prefixed with ``name`` when given).
+
+    Parameters
+    ----------
+    fit : Fit
+    name : str, optional
+        The fit's name in a report of several fits (prefixes titles and figure files).
+    level : int
+        Heading level of the sections (2, or 3 under a per-model heading).
+    budget : float, optional
+        Compute budget (FLOPs) of the compute-optimal table; default ten times the largest
+        run's compute (:func:`bayeslaw.derived.largest_run_compute`).
+    seed : int
+        Seed of every posterior-predictive draw.
+    """
+    tag = f"report-{slug(name)}-" if name else "report-"
+    pre = f"{name}: " if name else ""
+    return [
+        _data_section(fit, f"{pre}Data", level),
+        _spec_section(fit, f"{pre}Priors and hierarchy", level),
+        _diagnostics_section(fit, f"{pre}Diagnostics", level),
+        _coefficient_section(fit, f"{pre}Coefficients", level),
+        _curves_section(fit, f"{pre}Fitted curves", level, tag),
+        _residual_section(fit, f"{pre}Residuals", level, tag),
+        _effects_section(fit, f"{pre}Group effects", level, tag),
+        _derived_section(fit, f"{pre}Derived quantities", level, budget, seed),
+    ]
+
+
+def build_report(fits: Fit | Mapping[str, Fit], *, title: str | None = None,
+                 budget: float | None = None, comparison: Any = None,
+                 seed: int = 0) -> Report:
+    """The HTML / Markdown report of one fit, or of several with a model comparison.
+
+    Parameters
+    ----------
+    fits : Fit or mapping of str to Fit
+        One fit, or fits by name (several add a model-comparison section).
+    title : str, optional
+        Document title.
+    budget : float, optional
+        Compute budget (FLOPs) of the compute-optimal tables; default ten times the largest
+        run's compute (:func:`bayeslaw.derived.largest_run_compute`).
+    comparison : object, optional
+        A precomputed comparison with ``table``, ``plot()`` and ``summary_sentence()``;
+        default :func:`bayeslaw.compare.compare` of ``fits`` when there are several.
+    seed : int
+        Seed of every posterior-predictive draw (the report is reproducible).
+
+    Returns
+    -------
+    Report
+        Render with ``to_html()`` / ``to_markdown()``, write with ``save(folder)``.
+    """
+    from . import __version__
+
+    named = dict(fits) if isinstance(fits, Mapping) else {"fit": fits}
+    if not named:
+        raise ValueError("build_report needs at least one fit")
+    sections: list[Section] = []
+    if len(named) == 1:
+        only = next(iter(named.values()))
+        sections += fit_sections(only, budget=budget, seed=seed)
+    else:
+        for name, fit in named.items():
+            sections.append(Section(f"Model {name}", (Block(f"`{fit!r}`"),), 2))
+            sections += fit_sections(fit, name=name, level=3, budget=budget, seed=seed)
+        if comparison is None:
+            from .compare import compare
+
+            comparison = compare(named)
+    if comparison is not None:
+        sections.append(_comparison_section(comparison, 2))
+    laws = sorted({f.spec.law for f in named.values()})
+    title = title or f"bayeslaw report: {', '.join(laws)}"
+    meta = (f"bayeslaw {__version__}; {len(named)} fit(s): "
+            + ", ".join(f"`{n}` ({f.spec.law}, {f.n_draws} draws)" for n, f in named.items()))
+    return Report(title, sections, meta)

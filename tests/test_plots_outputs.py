@@ -105,3 +105,36 @@ def test_write_fit_outputs(stored_fit, tmp_path):
 def test_markdown_table():
     md = markdown_table(pd.DataFrame({"x": [1.23456, 2.0]}, index=pd.Index(["a", "b"], name="k")))
     assert md.splitlines() == ["| k | x |", "|---|---|", "| a | 1.235 |", "| b | 2 |"]
+
+
+def test_residual_plot_is_observed_minus_median(stored_fit):
+    from bayeslaw.plots import plot_residuals
+
+    fig = plot_residuals(stored_fit)
+    ax = fig.axes[0]
+    lines = {ln.get_label(): ln for ln in ax.get_lines() if ln.get_label().startswith("T_m")}
+    assert sorted(lines) == ["T_m = 2", "T_m = 4", "T_m = 8"]
+    frame = stored_fit.data.frame
+    sel = (frame["T_m"] == 4).to_numpy()
+    median = predict(stored_fit, frame, kind="epistemic").table["median"].to_numpy()
+    np.testing.assert_allclose(lines["T_m = 4"].get_ydata(), (frame["loss"] - median)[sel])
+    np.testing.assert_allclose(lines["T_m = 4"].get_xdata(), frame["D"][sel] / 1e9)
+    assert ax.get_xscale() == "log"
+    plt.close(fig)
+
+
+def test_group_effects_forest_plot(stored_fit):
+    from bayeslaw.plots import plot_group_effects
+
+    fig = plot_group_effects(stored_fit)
+    titles = [ax.get_title().split(" (")[0] for ax in fig.axes if ax.get_visible()]
+    assert titles == ["b_by_N", "b_by_T_m", "beta_by_N", "beta_by_T_m"]
+    ax = fig.axes[1]
+    medians = [ln for ln in ax.get_lines() if ln.get_label() == "posterior median"][0]
+    np.testing.assert_allclose(medians.get_xdata(), np.median(stored_fit.draws("b_by_T_m"),
+                                                              axis=0))
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["T_m = 2", "T_m = 4", "T_m = 8"]
+    segments = ax.collections[-1].get_segments()  # the 90% intervals
+    lo, hi = np.quantile(stored_fit.draws("b_by_T_m"), [0.05, 0.95], axis=0)
+    np.testing.assert_allclose([s[:, 0] for s in segments], np.column_stack([lo, hi]))
+    plt.close(fig)
