@@ -4,6 +4,10 @@ from __future__ import annotations
 
 #: Required and optional column names of a tidy loss table.
 RUN, N, D, T_M, LOSS = "run", "N", "D", "T_m", "loss"
+#: Covariates of the other laws: parallel streams (ParScale), and the unshared and recurrent
+#: (shared) parameters of a looped model.
+P, N_ONCE, N_REC = "P", "N_once", "N_rec"
+#: ``D`` is required too, except in a table of final losses (one row per run).
 REQUIRED_COLUMNS = (N, D, LOSS)
 
 #: Credible-band probabilities drawn in figures and returned by predictions.

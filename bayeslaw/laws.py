@@ -12,7 +12,10 @@ each power-law term is expressed as its loss contribution at a reference point,
 
 which decorrelates scale and exponent and lets NUTS mix (the textbook ``A``,
 ``alpha`` pair on raw ``N`` gives R-hat 1.1-1.8).  The textbook coefficients
-``A``, ``B``, ``C`` are available as derived quantities (:meth:`Law.natural`).
+``A``, ``B``, ``C`` are available as derived quantities (:meth:`Law.natural`).  A term of
+several covariates is centered at a reference value of its effective size: ParScale's
+``N (k ln P + 1)`` and the iso-depth ``N_once + T_m^phi N_rec`` are both compared with
+``N_ref`` (:attr:`Law.reference_keys`).
 """
 
 from __future__ import annotations
@@ -57,7 +60,24 @@ class Param:
 
 @dataclass(frozen=True)
 class Law:
-    """A registered loss law: a pure function plus the metadata a spec needs."""
+    """A registered loss law: a pure function plus the metadata a spec needs.
+
+    Attributes
+    ----------
+    name, fn, params, covariates, natural, formula
+        The law's name, function, parameters, covariate columns, the map from centered to
+        textbook coefficients and a one-line formula.
+    ref_keys : tuple of str or None
+        Keys the spec's ``[reference]`` must give (``None``: one per covariate).  A term of
+        several covariates (an effective size ``N_once + T_m^phi N_rec``) is centered at one
+        reference value of that size.
+    terms : mapping
+        Covariates each term depends on, keyed by :attr:`Param.term` (a term not listed
+        depends on the covariate of its own name); used by the collinearity check of effects.
+    min_levels : mapping or None
+        Distinct values needed per covariate, or per tuple of covariates counted jointly
+        (``None``: :data:`bayeslaw.data.MIN_LEVELS` per covariate).
+    """
 
     name: str
     fn: Callable[..., Any]
@@ -67,6 +87,11 @@ class Law:
         repr=False
     )
     formula: str = ""
+    ref_keys: tuple[str, ...] | None = None
+    terms: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False,
+                                                 compare=False)
+    min_levels: Mapping[str | tuple[str, ...], int] | None = field(default=None, repr=False,
+                                                                   compare=False)
 
     def __call__(self, xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
                  ref: Mapping[str, float]) -> Any:
@@ -77,6 +102,15 @@ class Law:
     def param_names(self) -> tuple[str, ...]:
         """Names of every parameter, sampled or fixed."""
         return tuple(p.name for p in self.params)
+
+    @property
+    def reference_keys(self) -> tuple[str, ...]:
+        """Keys of the reference point (the centering value of each term)."""
+        return self.ref_keys if self.ref_keys is not None else self.covariates
+
+    def term_covariates(self, term: str) -> tuple[str, ...]:
+        """Covariates the term ``term`` depends on."""
+        return tuple(self.terms.get(term, (term,)))
 
     def param(self, name: str) -> Param:
         """Look up a parameter, with a clear error for an unknown name."""
@@ -131,11 +165,122 @@ def chinchilla(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
     )
 
 
+def _streams_size(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any]) -> Any:
+    """ParScale's effective size ``N (k ln P + 1)``."""
+    return cov["N"] * (theta["k"] * xp.log(cov["P"]) + 1.0)
+
+
+def parallel_streams(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                     ref: Mapping[str, float]) -> Any:
+    r"""Parallel-scaling law (ParScale, Chen et al. 2025, arXiv 2505.10475).
+
+    .. math::
+
+        L(N, P) = E + \left(\frac{A}{N (k \ln P + 1)}\right)^{\alpha}
+
+    with ``P`` parallel streams sharing (almost) all ``N`` parameters: ``P`` streams act as
+    ``k ln P + 1`` times as many parameters.  Evaluated as
+    ``E + a(N (k ln P + 1) / N_ref)^-alpha``, so ``A = N_ref a^(1/alpha)``.
+    """
+    return theta["E"] + _power_term(xp, _streams_size(xp, cov, theta), 0.0, ref["N"],
+                                    theta["a"], theta["alpha"])
+
+
+def parallel_streams_data(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                          ref: Mapping[str, float]) -> Any:
+    r"""Parallel-scaling law with a data term (ParScale's effective size, Chinchilla's D term).
+
+    .. math::
+
+        L(N, P, D) = E + \left(\frac{A}{N (k \ln P + 1)}\right)^{\alpha}
+                       + \frac{B}{D^{\beta}}
+
+    evaluated as ``E + a(N (k ln P + 1) / N_ref)^-alpha + b(D/D_ref)^-beta``.
+    """
+    return (parallel_streams(xp, cov, theta, ref)
+            + _power_term(xp, cov["D"], 0.0, ref["D"], theta["b"], theta["beta"]))
+
+
+def looped_streams(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                   ref: Mapping[str, float]) -> Any:
+    r"""A looped-style law for parallel streams: a separate power-law term in ``P``.
+
+    .. math::
+
+        L(N, P) = E + \frac{A}{N^{\alpha}} + \frac{C}{P^{\gamma}}
+
+    The alternative to :func:`parallel_streams` in which ``P`` plays the role ``T_m`` plays
+    in :func:`looped_total` (an additive ``C/P^gamma`` term instead of a larger effective
+    size).  Evaluated as ``E + a(N/N_ref)^-alpha + c(P/P_ref)^-gamma``.
+    """
+    return (
+        theta["E"]
+        + _power_term(xp, cov["N"], 0.0, ref["N"], theta["a"], theta["alpha"])
+        + _power_term(xp, cov["P"], 0.0, ref["P"], theta["c"], theta["gamma"])
+    )
+
+
+def iso_depth(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+              ref: Mapping[str, float]) -> Any:
+    r"""Looped LM with unshared and recurrent (shared) parameters.
+
+    .. math::
+
+        L(N_{once}, N_{rec}, r, D) = E + \frac{A}{(N_{once} + r^{\phi} N_{rec})^{\alpha}}
+                                       + \frac{B}{D^{\beta}}
+
+    ``N_once`` parameters are applied once per token, the ``N_rec`` recurrent ones ``r``
+    times (``r`` is the column ``T_m``); ``phi`` in (0, 1] says what a reuse is worth
+    (``phi = 1``: as much as fresh parameters, ``phi = 0``: nothing).  Evaluated as
+    ``E + a((N_once + T_m^phi N_rec) / N_ref)^-alpha + b(D/D_ref)^-beta``, with ``N_ref`` the
+    reference *effective* size.  With ``N_once = 0`` and ``N_rec = N`` it is
+    :func:`iso_depth_eff`.
+    """
+    size = cov["N_once"] + cov["N_rec"] * xp.exp(theta["phi"] * xp.log(cov["T_m"]))
+    return (
+        theta["E"]
+        + _power_term(xp, size, 0.0, ref["N"], theta["a"], theta["alpha"])
+        + _power_term(xp, cov["D"], 0.0, ref["D"], theta["b"], theta["beta"])
+    )
+
+
+def iso_depth_eff(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                  ref: Mapping[str, float]) -> Any:
+    r"""The iso-depth law on tables with only a total ``N`` (every parameter recurrent).
+
+    .. math::
+
+        L(N, T_m, D) = E + \frac{A}{(N\, T_m^{\phi})^{\alpha}} + \frac{B}{D^{\beta}}
+
+    :func:`iso_depth` with ``N_once = 0`` and ``N_rec = N``: applying ``N`` parameters
+    ``T_m`` times is worth ``T_m^phi N`` parameters.  Evaluated as
+    ``E + a(N T_m^phi / N_ref)^-alpha + b(D/D_ref)^-beta``.
+    """
+    size = cov["N"] * xp.exp(theta["phi"] * xp.log(cov["T_m"]))
+    return (
+        theta["E"]
+        + _power_term(xp, size, 0.0, ref["N"], theta["a"], theta["alpha"])
+        + _power_term(xp, cov["D"], 0.0, ref["D"], theta["b"], theta["beta"])
+    )
+
+
 def _natural(pairs: tuple[tuple[str, str, str, str], ...]):
     """Build the map centered -> textbook coefficients (``A = a * N_ref ** alpha``)."""
 
     def natural(theta: Mapping[str, Any], ref: Mapping[str, float]) -> dict[str, Any]:
         return {big: theta[small] * ref[cov] ** theta[expo] for big, small, expo, cov in pairs}
+
+    return natural
+
+
+def _natural_streams(with_data: bool):
+    """Centered -> ParScale's ``A`` (``(A / N_eff)^alpha = a (N_eff / N_ref)^-alpha``)."""
+
+    def natural(theta: Mapping[str, Any], ref: Mapping[str, float]) -> dict[str, Any]:
+        out = {"A": ref["N"] * theta["a"] ** (1.0 / theta["alpha"])}
+        if with_data:
+            out["B"] = theta["b"] * ref["D"] ** theta["beta"]
+        return out
 
     return natural
 
@@ -149,6 +294,11 @@ _D_TERM = (
     Param("b", "loss", "D-term's loss contribution at D_ref", term="D"),
     Param("beta", "1", "exponent of the D term", term="D"),
 )
+
+_K = Param("k", "1", "gain per e-fold of streams: P streams act as k ln P + 1 times N",
+           term="N")
+_PHI = Param("phi", "1", "exponent of the reuse: T_m passes act as T_m^phi times N_rec",
+             term="N")
 
 LAWS: dict[str, Law] = {
     "looped_total": Law(
@@ -177,6 +327,66 @@ LAWS: dict[str, Law] = {
         natural=_natural((("A", "a", "alpha", "N"), ("B", "b", "beta", "D"))),
         formula="L = E + A/N^alpha + B/D^beta",
     ),
+    "parallel_streams": Law(
+        name="parallel_streams",
+        fn=parallel_streams,
+        params=(_E, *_N_TERM, _K),
+        covariates=("N", "P"),
+        natural=_natural_streams(with_data=False),
+        formula="L = E + (A/(N (k ln P + 1)))^alpha",
+        ref_keys=("N",),
+        terms={"N": ("N", "P")},
+        # alpha needs three sizes; k (no exponent of its own) two stream counts
+        min_levels={"N": 3, "P": 2},
+    ),
+    "parallel_streams_data": Law(
+        name="parallel_streams_data",
+        fn=parallel_streams_data,
+        params=(_E, *_N_TERM, _K, *_D_TERM),
+        covariates=("N", "P", "D"),
+        natural=_natural_streams(with_data=True),
+        formula="L = E + (A/(N (k ln P + 1)))^alpha + B/D^beta",
+        ref_keys=("N", "D"),
+        terms={"N": ("N", "P")},
+        min_levels={"N": 3, "P": 2, "D": 3},
+    ),
+    "looped_streams": Law(
+        name="looped_streams",
+        fn=looped_streams,
+        params=(
+            _E,
+            *_N_TERM,
+            Param("c", "loss", "P-term's loss contribution at P_ref", term="P"),
+            Param("gamma", "1", "exponent of the P term", term="P"),
+        ),
+        covariates=("N", "P"),
+        natural=_natural((("A", "a", "alpha", "N"), ("C", "c", "gamma", "P"))),
+        formula="L = E + A/N^alpha + C/P^gamma",
+    ),
+    "iso_depth": Law(
+        name="iso_depth",
+        fn=iso_depth,
+        params=(_E, *_N_TERM, _PHI, *_D_TERM),
+        covariates=("N_once", "N_rec", "T_m", "D"),
+        natural=_natural((("A", "a", "alpha", "N"), ("B", "b", "beta", "D"))),
+        formula="L = E + A/(N_once + T_m^phi N_rec)^alpha + B/D^beta",
+        ref_keys=("N", "D"),
+        terms={"N": ("N_once", "N_rec", "T_m")},
+        # alpha needs three effective sizes (counted as distinct (N_once, N_rec) pairs), phi
+        # two depths
+        min_levels={("N_once", "N_rec"): 3, "T_m": 2, "D": 3},
+    ),
+    "iso_depth_eff": Law(
+        name="iso_depth_eff",
+        fn=iso_depth_eff,
+        params=(_E, *_N_TERM, _PHI, *_D_TERM),
+        covariates=("N", "T_m", "D"),
+        natural=_natural((("A", "a", "alpha", "N"), ("B", "b", "beta", "D"))),
+        formula="L = E + A/(N T_m^phi)^alpha + B/D^beta",
+        ref_keys=("N", "D"),
+        terms={"N": ("N", "T_m")},
+        min_levels={"N": 3, "T_m": 2, "D": 3},
+    ),
 }
 
 
@@ -189,7 +399,16 @@ def get_law(name: str) -> Law:
 
 
 def law_for_columns(columns: set[str] | frozenset[str]) -> str:
-    """Default law for a table: ``looped_total`` when it has ``T_m``, else ``chinchilla``."""
+    """Default law for a table's columns.
+
+    ``iso_depth`` with ``N_once`` and ``N_rec``; with ``P``, ``parallel_streams_data`` when
+    there is a ``D`` column and ``parallel_streams`` otherwise; ``looped_total`` with
+    ``T_m``; else ``chinchilla``.
+    """
+    if {"N_once", "N_rec"} <= columns:
+        return "iso_depth"
+    if "P" in columns:
+        return "parallel_streams_data" if "D" in columns else "parallel_streams"
     return "looped_total" if "T_m" in columns else "chinchilla"
 
 

@@ -316,7 +316,7 @@ def _derived_section(fit: Fit, title: str, level: int, budget: float | None,
 
 def _comparison_section(comparison: Any, level: int) -> Section:
     blocks = [Block(comparison.summary_sentence()),
-              Block("Expected log predictive density of a new point (elpd, by PSIS-LOO; higher "
+              Block(f"Expected log predictive density (elpd, by {comparison.method}; higher "
                     "is better) with its standard error, each model's difference from the best "
                     "(elpd_diff, dse), the effective number of parameters p, the stacking "
                     "weight, and n_bad_k, the points where the LOO estimate is unreliable.",
@@ -397,9 +397,14 @@ def build_report(fits: Fit | Mapping[str, Fit], *, title: str | None = None,
             sections.append(Section(f"Model {name}", (Block(f"`{fit!r}`"),), 2))
             sections += fit_sections(fit, name=name, level=3, budget=budget, seed=seed)
         if comparison is None:
-            from .compare import compare
+            import warnings
 
-            comparison = compare(named)
+            from .compare import ParetoKWarning, compare
+
+            # unreliable LOO points are reported in the table (n_bad_k) and its notes
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ParetoKWarning)
+                comparison = compare(named)
     if comparison is not None:
         sections.append(_comparison_section(comparison, 2))
     laws = sorted({f.spec.law for f in named.values()})

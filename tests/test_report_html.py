@@ -206,6 +206,7 @@ class StandInComparison:
     """Has the attributes of ``bayeslaw.compare.compare``'s result."""
 
     table: pd.DataFrame
+    method: str = "loo"
 
     def plot(self, ax=None):
         fig, ax = plt.subplots(figsize=(4, 2)) if ax is None else (ax.figure, ax)

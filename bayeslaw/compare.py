@@ -1,0 +1,340 @@
+r"""Compare laws and pooling structures: PSIS-LOO, WAIC, grouped K-fold CV and stacking.
+
+Pointwise LOO on curves answers "how well does the law predict one point of a curve whose
+other points it has seen" - an easy question, since neighbours pin the point.  A forecast of
+a *new run*, size or depth is the harder question that **grouped K-fold** answers: a whole
+run, N level or T_m level is left out, the model is refitted (the compiled model is reused,
+held-out runs stay in it unobserved and draw their effects from the population), and each
+held-out point is scored by its log predictive density
+
+.. math::
+
+    \mathrm{elpd}_i = \log \frac{1}{S} \sum_s p(y_i \mid \theta_s^{(-k(i))}).
+
+Standard errors are computed from the sums per run (points of one curve are correlated, so a
+pointwise standard error would be too small).  Stacking weights maximise
+:math:`\sum_i \log \sum_m w_m \exp(\mathrm{elpd}_{i,m})` over the simplex (Yao et al. 2018).
+
+Pareto-k of PSIS-LOO is reported per model and acted on (``bad_k``): ``"warn"``,
+``"refit"`` (exact leave-one-out refits of the points with k > 0.7, up to ``max_refits``) or
+``"kfold"`` (switch the whole comparison to grouped K-fold over runs).
+"""
+
+from __future__ import annotations
+
+import html
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+from scipy.special import logsumexp
+
+from . import constants as C
+from .data import LossData
+from .errors import DataError, SpecError
+from .fit import ConvergenceWarning, Fit, fit
+from .predict import log_likelihood
+
+#: Pareto-k above this marks a point whose PSIS-LOO estimate is unreliable (Vehtari 2024).
+K_THRESHOLD = 0.7
+
+
+class ParetoKWarning(UserWarning):
+    """PSIS-LOO is unreliable for some points (Pareto k > 0.7)."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Models ranked by expected log predictive density.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per model, best first: ``rank``, ``elpd``, ``se``, ``elpd_diff`` (to the best),
+        ``dse`` (its standard error), ``p`` (effective parameters; NaN for K-fold),
+        ``weight`` (stacking), ``n_bad_k`` (LOO points with k > 0.7), ``method``.
+    method : str
+        ``"loo"``, ``"waic"`` or ``"kfold:<group>"``.
+    pointwise : dict of str to ndarray
+        elpd of every point per model (the stacking input).
+    groups : ndarray
+        Run of every point (the unit of the standard errors).
+    notes : list of str
+        What was done about bad Pareto k, refits, convergence of refits.
+    """
+
+    table: pd.DataFrame
+    method: str
+    pointwise: dict[str, np.ndarray] = field(repr=False)
+    groups: np.ndarray = field(repr=False)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def best(self) -> str:
+        """Name of the top-ranked model."""
+        return str(self.table.index[0])
+
+    def summary_sentence(self) -> str:
+        """One sentence saying what the table means."""
+        t = self.table
+        what = {"loo": "PSIS-LOO (one point left out at a time)",
+                "waic": "WAIC"}.get(self.method, f"grouped K-fold CV leaving out whole "
+                                                  f"{self.method.split(':', 1)[-1]} groups")
+        if len(t) < 2:
+            return f"Only {self.best} was scored by {what}: elpd {t['elpd'].iloc[0]:.1f}."
+        second = t.iloc[1]
+        diff, dse = second["elpd_diff"], second["dse"]
+        z = diff / dse if dse > 0 else (np.inf if diff > 0 else 0.0)
+        strength = ("clearly" if z > 4 else "probably" if z > 2 else "not distinguishably")
+        return (f"By {what}, {self.best} predicts held-out losses best; it is {strength} "
+                f"better than {t.index[1]} (elpd difference {second['elpd_diff']:.1f} "
+                f"+- {second['dse']:.1f}, per-run standard error), and stacking gives it "
+                f"weight {t['weight'].iloc[0]:.2f}.")
+
+    def __repr__(self) -> str:
+        cols = ["rank", "elpd", "se", "elpd_diff", "dse", "weight", "n_bad_k"]
+        return (f"Comparison(method={self.method!r})\n"
+                + self.table[cols].to_string(float_format=lambda v: f"{v:.2f}")
+                + "\n" + self.summary_sentence())
+
+    def _repr_html_(self) -> str:
+        return (f"<div><p>{html.escape(self.summary_sentence())}</p>"
+                + self.table.to_html(float_format=lambda v: f"{v:.2f}") + "</div>")
+
+    def plot(self, ax: Any = None) -> Any:
+        """The elpd per model with its standard error, and the difference to the best."""
+        import matplotlib.pyplot as plt
+
+        fig = ax.figure if ax is not None else plt.subplots(
+            figsize=(6, 0.6 * len(self.table) + 1.2))[0]
+        ax = ax if ax is not None else fig.axes[0]
+        t = self.table.iloc[::-1]
+        y = np.arange(len(t))
+        ax.errorbar(t["elpd"], y, xerr=t["se"], fmt="o", color="k", label="elpd +- se")
+        ax.errorbar(t["elpd"].max() - t["elpd_diff"], y - 0.2, xerr=t["dse"], fmt="^",
+                    color="0.5", label="difference to best +- se")
+        ax.set_yticks(y, t.index)
+        ax.set_xlabel(f"expected log predictive density ({self.method})")
+        ax.legend(fontsize=8, loc="lower left")
+        fig.tight_layout()
+        return fig
+
+
+# -- scores ------------------------------------------------------------------------------
+def _ic_pointwise(result: Fit, ic: str) -> tuple[np.ndarray, float, np.ndarray | None]:
+    """Pointwise elpd, effective parameters and Pareto k (LOO only) through ArviZ."""
+    import arviz as az
+
+    if "log_likelihood" not in result.idata.groups():
+        result.attach_log_likelihood()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # k / variance warnings: handled below
+        if ic == "loo":
+            res = az.loo(result.idata, pointwise=True, var_name="loss")
+            return (np.asarray(res.loo_i, float), float(res.p_loo),
+                    np.asarray(res.pareto_k, float))
+        res = az.waic(result.idata, pointwise=True, var_name="loss")
+        return np.asarray(res.waic_i, float), float(res.p_waic), None
+
+
+def _lpd(ll: np.ndarray) -> np.ndarray:
+    """Log mean density per point from a ``(S, n)`` log-likelihood."""
+    return logsumexp(ll, axis=0) - np.log(ll.shape[0])
+
+
+def _refit_settings(result: Fit, fit_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    sampler = result.provenance.get("sampler", {})
+    keep = {k: sampler[k] for k in ("draws", "tune", "chains", "backend", "target_accept")
+            if k in sampler}
+    return {"seed": result.provenance.get("seed", C.DEFAULT_SEED), **keep, **fit_kwargs}
+
+
+def _quiet_fit(data: LossData, result: Fit, like: LossData, settings: Mapping[str, Any]
+               ) -> Fit:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return fit(data, result.spec, like=like, **settings)
+
+
+def exact_loo_points(result: Fit, rows: np.ndarray, **fit_kwargs: Any) -> np.ndarray:
+    """Exact leave-one-out elpd of ``rows``: one refit without each point."""
+    data = result.data
+    settings = _refit_settings(result, fit_kwargs)
+    out = np.empty(len(rows))
+    for j, i in enumerate(rows):
+        keep = np.ones(len(data), bool)
+        keep[i] = False
+        refit = _quiet_fit(data.select(keep, f"leave out row {i + 1}"), result, data, settings)
+        out[j] = _lpd(log_likelihood(refit, data.frame.iloc[[i]]))[0]
+    return out
+
+
+def group_folds(data: LossData, group: str, k: int | None = None, *, seed: int = 0
+                ) -> list[tuple[str, np.ndarray]]:
+    """Test-row masks of grouped K-fold CV: whole runs, N levels or T_m levels left out.
+
+    ``group="run"`` deals runs (seeded) into ``k`` folds (default 5, at most one per run);
+    another run-level column leaves out each of its levels (or, with ``k`` smaller than the
+    number of levels, deals the levels into ``k`` folds).
+    """
+    levels, codes = data.levels(group)
+    n = len(levels)
+    k = min(k or (5 if group == C.RUN else n), n)
+    if k < 2:
+        raise DataError(f"grouped K-fold over {group!r} needs at least 2 levels, found {n}")
+    order = np.random.default_rng(seed).permutation(n) if k < n else np.arange(n)
+    fold_of_level = np.empty(n, int)
+    fold_of_level[order] = np.arange(n) % k
+    row_fold = fold_of_level[codes][data.run_index]
+    out = []
+    for f in range(k):
+        held = levels[fold_of_level == f]
+        label = ", ".join(str(v) if group == C.RUN else f"{v:g}" for v in held[:4])
+        out.append((f"{group} = {label}" + (" ..." if len(held) > 4 else ""),
+                    row_fold == f))
+    return out
+
+
+def kfold_pointwise(result: Fit, folds: list[tuple[str, np.ndarray]], **fit_kwargs: Any
+                    ) -> tuple[np.ndarray, list[str]]:
+    """The elpd of every point when its fold is left out, and notes on the refits."""
+    data = result.data
+    settings = _refit_settings(result, fit_kwargs)
+    elpd = np.full(len(data), np.nan)
+    notes = []
+    for name, test in folds:
+        refit = _quiet_fit(data.select(~test, f"train without {name}"), result, data, settings)
+        elpd[test] = _lpd(log_likelihood(refit, data.frame.loc[test].reset_index(drop=True),
+                                         seed=settings["seed"]))
+        if not refit.diagnostics.ok:
+            notes.append(f"refit without {name}: {'; '.join(refit.diagnostics.failures)}")
+    return elpd, notes
+
+
+# -- ranking ------------------------------------------------------------------------------
+def stacking_weights(pointwise: np.ndarray) -> np.ndarray:
+    """Stacking weights from an ``(n, M)`` matrix of pointwise elpd (Yao et al. 2018)."""
+    lp = np.asarray(pointwise, float)
+    m = lp.shape[1]
+    if m == 1:
+        return np.ones(1)
+
+    def objective(z: np.ndarray) -> float:
+        w = np.exp(z - logsumexp(z))
+        return -float(np.sum(logsumexp(lp + np.log(np.maximum(w, 1e-300)), axis=1)))
+
+    best = optimize.minimize(objective, np.zeros(m), method="L-BFGS-B")
+    w = np.exp(best.x - logsumexp(best.x))
+    return w / w.sum()
+
+
+def rank_table(pointwise: Mapping[str, np.ndarray], groups: np.ndarray,
+               p_eff: Mapping[str, float], bad_k: Mapping[str, int], method: str
+               ) -> pd.DataFrame:
+    """The comparison table from pointwise elpd (standard errors over per-group sums)."""
+    names = list(pointwise)
+    group_codes = pd.factorize(pd.Series(groups))[0]
+    g = len(np.unique(group_codes))
+
+    def per_group(v: np.ndarray) -> np.ndarray:
+        return np.bincount(group_codes, weights=v, minlength=g)
+
+    elpd = {n: float(np.sum(pointwise[n])) for n in names}
+    order = sorted(names, key=lambda n: -elpd[n])
+    best = order[0]
+    weights = stacking_weights(np.column_stack([pointwise[n] for n in names]))
+    rows = []
+    for rank, n in enumerate(order):
+        sums = per_group(pointwise[n])
+        diff = per_group(pointwise[best] - pointwise[n])
+        rows.append({"model": n, "rank": rank, "elpd": elpd[n],
+                     "se": float(np.sqrt(g * np.var(sums))),
+                     "elpd_diff": elpd[best] - elpd[n],
+                     "dse": float(np.sqrt(g * np.var(diff))) if n != best else 0.0,
+                     "p": p_eff.get(n, np.nan), "weight": float(weights[names.index(n)]),
+                     "n_bad_k": int(bad_k.get(n, 0)), "method": method})
+    return pd.DataFrame(rows).set_index("model")
+
+
+def _check_same_data(fits: Mapping[str, Fit]) -> LossData:
+    items = list(fits.items())
+    if not items:
+        raise SpecError("compare needs at least one fit")
+    name0, first = items[0]
+    for name, other in items[1:]:
+        a, b = first.data.frame, other.data.frame
+        same = (len(a) == len(b) and (a[C.LOSS].to_numpy() == b[C.LOSS].to_numpy()).all()
+                and (a[C.D].to_numpy() == b[C.D].to_numpy()).all())
+        if not same:
+            raise DataError(f"fits {name0!r} and {name!r} were fitted to different data; "
+                            "compare models fitted to the same table")
+    return first.data
+
+
+def compare(fits: Mapping[str, Fit], *, method: str = "loo", group: str = C.RUN,
+            k: int | None = None, bad_k: str = "warn", max_refits: int = 10, seed: int = 0,
+            **fit_kwargs: Any) -> Comparison:
+    """Rank fits of the same data by expected log predictive density.
+
+    Parameters
+    ----------
+    fits : mapping of name to Fit
+        Fits of the same data (different laws, priors or pooling).
+    method : {"loo", "waic", "kfold"}
+        ``loo`` and ``waic`` use each fit's saved pointwise log-likelihood (no refit);
+        ``kfold`` refits every model without each group of ``group`` (see
+        :func:`group_folds`).
+    group : str
+        Grouping of K-fold CV: ``"run"``, ``"N"``, ``"T_m"`` or any run-level column.
+    k : int, optional
+        Number of folds (default: 5 for runs, one per level otherwise).
+    bad_k : {"warn", "refit", "kfold"}
+        What to do when LOO finds points with Pareto k > 0.7: warn (:class:`ParetoKWarning`);
+        refit exactly without each such point (up to ``max_refits`` per model, else warn);
+        or switch the comparison to grouped K-fold over runs.
+    seed : int
+        Seed of the fold assignment and of population draws for held-out levels.
+    **fit_kwargs
+        Sampler settings for refits (default: each fit's own).
+    """
+    if method not in ("loo", "waic", "kfold"):
+        raise SpecError(f"method must be 'loo', 'waic' or 'kfold', got {method!r}")
+    if bad_k not in ("warn", "refit", "kfold"):
+        raise SpecError(f"bad_k must be 'warn', 'refit' or 'kfold', got {bad_k!r}")
+    data = _check_same_data(fits)
+    groups = data.frame[C.RUN].to_numpy() if C.RUN in data.frame else np.arange(len(data))
+    pointwise, p_eff, n_bad, notes = {}, {}, {}, []
+    if method == "kfold":
+        folds = group_folds(data, group, k, seed=seed)
+        for name, result in fits.items():
+            pointwise[name], more = kfold_pointwise(result, folds, seed=seed, **fit_kwargs)
+            notes += [f"{name}: {m}" for m in more]
+        return Comparison(rank_table(pointwise, groups, p_eff, n_bad, f"kfold:{group}"),
+                          f"kfold:{group}", pointwise, groups, tuple(notes))
+    for name, result in fits.items():
+        pointwise[name], p_eff[name], khat = _ic_pointwise(result, method)
+        bad = np.flatnonzero(khat > K_THRESHOLD) if khat is not None else np.array([], int)
+        n_bad[name] = len(bad)
+        if not len(bad):
+            continue
+        if bad_k == "kfold":
+            switched = compare(fits, method="kfold", group=C.RUN, k=k, seed=seed,
+                               **fit_kwargs)
+            note = (f"{name}: {len(bad)} points with Pareto k > {K_THRESHOLD}: switched to "
+                    "grouped K-fold over runs")
+            return replace(switched, notes=(*notes, note, *switched.notes))
+        if bad_k == "refit" and len(bad) <= max_refits:
+            pointwise[name][bad] = exact_loo_points(result, bad, **fit_kwargs)
+            notes.append(f"{name}: {len(bad)} points with Pareto k > {K_THRESHOLD} refitted "
+                         "exactly")
+            continue
+        warnings.warn(f"{name}: {len(bad)} of {len(khat)} points have Pareto k > "
+                      f"{K_THRESHOLD} (max {khat.max():.2f}); their LOO estimate is "
+                      "unreliable: use bad_k='refit' or method='kfold'", ParetoKWarning,
+                      stacklevel=2)
+    return Comparison(rank_table(pointwise, groups, p_eff, n_bad, method), method, pointwise,
+                      groups, tuple(notes))
