@@ -64,8 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("fit", help="fit a loss law to a sweep and write table, figure, fit")
     p.add_argument("data", nargs="?", help="CSV/Parquet table (default: bundled sweep)")
-    p.add_argument("--law", help="law name (default: looped_total if T_m present, else "
-                                 "chinchilla)")
+    p.add_argument("--law", help="law name (default from the columns: iso_depth with N_once "
+                                 "and N_rec, parallel_streams(_data) with P, looped_total "
+                                 "with T_m, else chinchilla)")
     p.add_argument("--spec", help="TOML spec file or shipped spec name")
     p.add_argument("--out", default="bayeslaw-out", help="output folder")
     _add_data_args(p)

@@ -19,7 +19,13 @@ import pandas as pd
 from . import constants as C
 from .errors import DataError
 
-_NUMERIC = (C.N, C.D, C.T_M, C.LOSS)
+_NUMERIC = (C.N, C.D, C.T_M, C.P, C.N_ONCE, C.N_REC, C.LOSS)
+#: Columns that must be positive; the parameter counts ``N_once`` and ``N_rec`` may be 0
+#: (a fully recurrent or a non-recurrent model) but not both.
+_POSITIVE = (C.N, C.D, C.T_M, C.P, C.LOSS)
+_NONNEGATIVE = (C.N_ONCE, C.N_REC)
+#: Run-level covariates: one value per run.
+_RUN_LEVEL = (C.N_ONCE, C.N_REC, C.N, C.T_M, C.P)
 #: Minimum distinct levels for a covariate whose term has its own exponent: with two
 #: levels, scale, exponent and E are not jointly identified.
 MIN_LEVELS = 3
@@ -33,7 +39,10 @@ class LossData:
     ----------
     frame : pandas.DataFrame
         One row per observation, sorted by run then ``D``; columns ``run`` (str), ``N``,
-        ``D``, ``loss``, optionally ``T_m``, and any extra columns of the input.
+        ``D``, ``loss``, optionally ``T_m`` (and ``P``, ``N_once``, ``N_rec`` for the laws
+        that use them), and any extra columns of the input.  ``D`` may be absent from a
+        table of final losses (one row per run), for laws without a data term; ``N`` may be
+        absent when ``N_once`` and ``N_rec`` are given (it is then their sum).
     source : str
         Where it came from (path or ``"<DataFrame>"``).
     sha256 : str
@@ -150,30 +159,58 @@ class LossData:
             return self
         return self.select(keep, f"thinned to <= {max_points} points per run, log-spaced in D")
 
-    def require_levels(self, covariates: Sequence[str], law_name: str) -> None:
-        """Check the table has what a law needs: its columns and enough distinct levels."""
+    def require_levels(self, covariates: Sequence[str], law_name: str,
+                       min_levels: Mapping[str | tuple[str, ...], int] | None = None) -> None:
+        """Check the table has what a law needs: its columns and enough distinct levels.
+
+        Parameters
+        ----------
+        covariates : sequence of str
+            Columns the law needs.
+        law_name : str
+            For the messages.
+        min_levels : mapping, optional
+            Distinct values needed per covariate, or per tuple of covariates counted jointly
+            (:attr:`bayeslaw.laws.Law.min_levels`); covariates not listed need only be
+            present.  Default: :data:`MIN_LEVELS` for every covariate.
+        """
         for cov in covariates:
             if cov not in self.frame.columns:
+                from .laws import LAWS
+
+                fits = [n for n, law in LAWS.items() if set(law.covariates) <= self.columns]
+                hint = (f"choose a law without it (--law {' / '.join(fits)})" if fits
+                        else "no registered law fits the columns present")
                 raise DataError(f"law {law_name!r} needs column {cov!r}, which the data lacks; "
-                                f"add it or choose a law without it (e.g. --law chinchilla)")
-            if cov == C.D and self.has_runs:
+                                f"add it or {hint}")
+        needs = (dict.fromkeys(covariates, MIN_LEVELS) if min_levels is None
+                 else dict(min_levels))
+        for key, k in needs.items():
+            cols = (key,) if isinstance(key, str) else tuple(key)
+            if cols == (C.D,) and self.has_runs:
                 continue  # curves vary D within runs
-            n = self.frame[cov].nunique()
-            if n < MIN_LEVELS:
+            n = len(self.frame[list(cols)].drop_duplicates())
+            if n >= k:
+                continue
+            if len(cols) == 1:
                 raise DataError(
-                    f"column {cov!r} has {n} distinct value(s); law {law_name!r} fits an "
-                    f"exponent on {cov} and needs at least {MIN_LEVELS} levels: add runs at "
-                    f"other {cov} values or fix that exponent in the spec")
+                    f"column {cols[0]!r} has {n} distinct value(s); law {law_name!r} needs at "
+                    f"least {k} levels of {cols[0]} to identify its {cols[0]} term: add runs at "
+                    f"other {cols[0]} values or fix that term's parameters in the spec")
+            raise DataError(
+                f"columns {list(cols)} have {n} distinct combination(s); law {law_name!r} needs "
+                f"at least {k} to identify its exponent: add runs of other sizes")
 
     def summary(self) -> dict[str, Any]:
         """Counts and ranges, for reports and the CLI."""
         f = self.frame
         out: dict[str, Any] = {"points": len(f), "runs": int(f[C.RUN].nunique()),
                                "N_levels": int(f[C.N].nunique())}
-        for col in (C.N, C.D, C.LOSS):
+        for col in (c for c in (C.N, C.D, C.LOSS) if c in f.columns):
             out[f"{col}_range"] = (float(f[col].min()), float(f[col].max()))
-        if self.has_T:
-            out["T_m_levels"] = sorted(float(x) for x in f[C.T_M].unique())
+        for col in (C.T_M, C.P):
+            if col in f.columns:
+                out[f"{col}_levels"] = sorted(float(x) for x in f[col].unique())
         return out
 
 
@@ -234,6 +271,15 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
     Returns
     -------
     LossData
+
+    Notes
+    -----
+    Columns ``N`` and ``loss`` are required, ``D`` too unless every run has one row (a
+    table of final losses, fitted by a law without a data term such as
+    ``parallel_streams``); a law that needs a missing column says so when it is fitted.
+    ``N`` may be replaced by ``N_once`` and ``N_rec`` (it becomes their sum).  ``T_m``
+    and ``P`` must be positive, ``N_once`` and ``N_rec`` zero or positive, and all of them
+    constant along a run.
     """
     frame, where, digest = read_table(source)
     notes: list[str] = []
@@ -244,7 +290,13 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
                             f"{list(frame.columns)}")
         frame = frame.rename(columns=dict(columns))
         notes.append(f"columns renamed {dict(columns)}")
-    missing = [c for c in C.REQUIRED_COLUMNS if c not in frame.columns]
+    # a table of final losses (one row per run) needs no D: laws without a data term fit it
+    final = C.RUN not in frame.columns or not frame[C.RUN].duplicated().any()
+    # N, the total parameter count, follows from a split into unshared and recurrent ones
+    split = {C.N_ONCE, C.N_REC} <= set(frame.columns)
+    missing = [c for c in C.REQUIRED_COLUMNS
+               if c not in frame.columns and not (c == C.D and final)
+               and not (c == C.N and split)]
     if missing:
         raise DataError(
             f"{where} lacks column(s) {missing}; it has {list(frame.columns)}. Rename yours "
@@ -256,16 +308,30 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
         raise DataError(f"{where} has no rows")
     for col in (c for c in _NUMERIC if c in frame.columns):
         frame[col] = _numeric(frame[col], col, where)
+    has_D = C.D in frame.columns
+    if not has_D and (tokens_per_step is not None or min_D is not None):
+        raise DataError(f"{where} has no column 'D': tokens_per_step and min_D need one")
     if tokens_per_step is not None:
         if not tokens_per_step > 0:
             raise DataError(f"tokens_per_step must be positive, got {tokens_per_step}")
         frame[C.D] = frame[C.D] * float(tokens_per_step)
         notes.append(f"D multiplied by tokens_per_step={tokens_per_step:g}")
-    for col in (C.N, C.D, C.T_M, C.LOSS):
-        if col in frame.columns and (frame[col] <= 0).any():
-            row = int(np.flatnonzero((frame[col] <= 0).to_numpy())[0])
-            raise DataError(f"column {col!r} must be positive; row {row + 1} of {where} has "
+    for col in (c for c in _POSITIVE + _NONNEGATIVE if c in frame.columns):
+        bad = (frame[col] <= 0) if col in _POSITIVE else (frame[col] < 0)
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            what = "positive" if col in _POSITIVE else "zero or positive"
+            raise DataError(f"column {col!r} must be {what}; row {row + 1} of {where} has "
                             f"{float(frame[col].iloc[row]):g}")
+    if set(_NONNEGATIVE) <= set(frame.columns):
+        empty = (frame[C.N_ONCE] + frame[C.N_REC] <= 0).to_numpy()
+        if empty.any():
+            row = int(np.flatnonzero(empty)[0])
+            raise DataError(f"columns 'N_once' and 'N_rec' are both 0 in row {row + 1} of "
+                            f"{where}: a model needs some parameters")
+        if C.N not in frame.columns:
+            frame[C.N] = frame[C.N_ONCE] + frame[C.N_REC]
+            notes.append("N = N_once + N_rec (total parameters)")
     has_runs = C.RUN in frame.columns
     if has_runs:
         if frame[C.RUN].isna().any():
@@ -274,18 +340,18 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
         frame[C.RUN] = frame[C.RUN].astype(str)
     else:
         frame[C.RUN] = [f"row{i + 1}" for i in range(len(frame))]
-    dup = frame.duplicated([C.RUN, C.D], keep=False)
-    if dup.any():
+    dup = frame.duplicated([C.RUN, C.D], keep=False) if has_D else None  # else: run unique
+    if dup is not None and dup.any():
         row = int(np.flatnonzero(dup.to_numpy())[0])
         raise DataError(f"run {frame[C.RUN].iloc[row]!r} has several rows with D = "
                         f"{frame[C.D].iloc[row]:g} (first at row {row + 1} of {where}); "
                         "keep one row per (run, D), e.g. average repeated evaluations")
-    for col in (C.N, C.T_M):
+    for col in _RUN_LEVEL:
         if col in frame.columns:
             changing = frame.groupby(C.RUN, sort=False)[col].nunique() > 1
             if changing.any():
                 run = changing[changing].index[0]
-                vals = sorted(frame.loc[frame[C.RUN] == run, col].unique())[:4]
+                vals = [float(v) for v in sorted(frame.loc[frame[C.RUN] == run, col].unique())[:4]]
                 raise DataError(f"run {run!r} has several {col} values along its curve "
                                 f"({vals}); each run must have one {col}: split it into runs")
     if min_D is not None:
@@ -295,7 +361,8 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
                             f"{frame[C.D].max():g})")
         frame = frame.loc[keep]
         notes.append(f"rows with D < {min_D:g} dropped (warm-up)")
-    frame = frame.sort_values([C.RUN, C.D], kind="stable")
+    if has_D:
+        frame = frame.sort_values([C.RUN, C.D], kind="stable")
     order = pd.unique(frame[C.RUN])  # keep runs in first-appearance order of the input
     frame = frame.set_index(C.RUN).loc[order].reset_index()
     return LossData(frame.reset_index(drop=True), where, digest, has_runs, tuple(notes))

@@ -210,7 +210,7 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     spec : ModelSpec, path, shipped name, dict or None
         Model spec; ``None`` takes the default spec of ``law`` (or of the data's columns).
     law : str, optional
-        Law name (default: ``looped_total`` with a ``T_m`` column, else ``chinchilla``).
+        Law name (default: from the data's columns, :func:`bayeslaw.laws.law_for_columns`).
     seed : int
         The same seed, data and settings give the same draws.
     draws, tune, chains, backend, target_accept : optional
@@ -334,7 +334,7 @@ class Fit:
         law = self.spec.law_obj
         names = list(self.spec.free_params)
         names += [n for n in law.natural({p: 1.0 for p in law.param_names},
-                                         dict.fromkeys(law.covariates, 1.0))
+                                         dict.fromkeys(law.reference_keys, 1.0))
                   if n in self.idata.posterior]
         names += [n for n in ("sigma", "sigma_spread", "nu") if n in self.idata.posterior]
         names += [f"{e.name}_sd" for e in self.spec.effects if f"{e.name}_sd" in

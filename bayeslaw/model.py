@@ -15,7 +15,9 @@ Graph layout (names used in the posterior):
 * ``sigma`` (and ``sigma_spread``, ``sigma_log_dev`` or ``sigma_z``, ``sigma_run`` per
   run), ``nu``;
 * ``A``, ``B``, ``C``: textbook coefficients derived from the centered ones;
-* ``loss``: the observed loss, dims ``obs``.
+* ``loss``: the observed loss, dims ``obs``;
+* ``<c>_obs`` (``N_obs``, ``D_obs``, ``T_m_obs``, ``P_obs``, ...), ``run_idx``, ``loss_obs``:
+  the ``pm.Data`` containers, one per covariate of the law.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from .data import LossData
 from .errors import DataError, SpecError
 from .priors import ModelSpec
 
-#: Names of the pm.Data containers holding covariates.
-COV_DATA = {C.N: "N_obs", C.D: "D_obs", C.T_M: "T_m_obs"}
+
+def cov_data_name(cov: str) -> str:
+    """Name of the ``pm.Data`` container of a covariate (``N_obs``, ``T_m_obs``, ``P_obs``)."""
+    return f"{cov}_obs"
 
 
 def level_dim(group: str) -> str:
@@ -58,7 +62,7 @@ def groups_of(spec: ModelSpec) -> list[str]:
 def check_compatible(spec: ModelSpec, data: LossData) -> None:
     """Raise if the data cannot be fitted with this spec (columns, levels, collinearity)."""
     law = spec.law_obj
-    data.require_levels(law.covariates, law.name)
+    data.require_levels(law.covariates, law.name, law.min_levels)
     uses_run = [e.name for e in spec.effects if e.group == C.RUN]
     if spec.likelihood.sigma_by == C.RUN:
         uses_run.append("likelihood.sigma_by = 'run'")
@@ -71,12 +75,15 @@ def check_compatible(spec: ModelSpec, data: LossData) -> None:
     for e in spec.effects:
         _, codes = data.levels(e.group)
         param = law.param(e.param)
+        term = () if param.term is None else law.term_covariates(param.term)
         for cov in law.covariates:
             if cov == C.D and data.has_runs:
                 continue
             within = table.groupby(codes)[cov].nunique()
-            if (within <= 1).all() and (param.term is None or param.term == cov):
-                what = "the irreducible loss E" if param.term is None else f"the {cov} term"
+            if (within <= 1).all() and (param.term is None or cov in term):
+                what = ("the irreducible loss E" if param.term is None else
+                        f"the {param.term} term" + (f" (a function of {cov})"
+                                                    if param.term != cov else ""))
                 raise SpecError(
                     f"effect {e.param!r} by {e.group!r} is collinear with the law: {cov} is "
                     f"constant within each {e.group} level, so a per-level shift of "
@@ -133,7 +140,8 @@ class LossModel:
         if unknown:
             raise SpecError(f"run(s) {unknown[:3]} are not in the compiled model; build a "
                             "LossModel from data that include them")
-        vals = {COV_DATA[c]: data.values(c).astype(float) for c in self.spec.law_obj.covariates}
+        vals = {cov_data_name(c): data.values(c).astype(float)
+                for c in self.spec.law_obj.covariates}
         vals["run_idx"] = np.array([index[r] for r in data.frame[C.RUN]], dtype="int64")
         vals["loss_obs"] = data.values(C.LOSS).astype(float)
         return vals
@@ -159,7 +167,7 @@ class LossModel:
         n_runs = len(data.runs)
         with pm.Model(coords=coords) as model:
             values = self.data_values(data)
-            cov = {c: pm.Data(COV_DATA[c], values[COV_DATA[c]], dims="obs")
+            cov = {c: pm.Data(cov_data_name(c), values[cov_data_name(c)], dims="obs")
                    for c in law.covariates}
             run_idx = pm.Data("run_idx", values["run_idx"], dims="obs")
             loss_obs = pm.Data("loss_obs", values["loss_obs"], dims="obs")

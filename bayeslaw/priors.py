@@ -35,6 +35,7 @@ _DISTS: dict[str, frozenset[str]] = {
     "Gamma": frozenset({"alpha", "beta"}),
     "Exponential": frozenset({"lam"}),
     "Uniform": frozenset({"lower", "upper"}),
+    "Beta": frozenset({"alpha", "beta"}),
 }
 LIKELIHOODS = ("student_t", "normal")
 POOLINGS = ("partial", "none")
@@ -198,6 +199,74 @@ class ModelSpec:
         d["effects"] = [e.to_dict() for e in effects]
         return _parse(d)
 
+    def with_pooling(self, kind: str) -> ModelSpec:
+        """The same model with complete, partial or no pooling of its group effects.
+
+        Parameters
+        ----------
+        kind : {"complete", "partial", "none"}
+            ``complete``: no group effects (one value of every parameter for all groups).
+            ``partial``: the spec's effects, each with a learned sd (an effect given
+            ``pooling = "none"`` gets the prior ``HalfNormal(sigma=its fixed sd)``).
+            ``none``: the same effects with ``pooling = "none"``: independent level values
+            with a fixed sd and no shared spread; an effect with a learned sd gets, as its
+            fixed sd, the width of its parameter's population prior on the link scale
+            (:func:`link_width`).  The noise model (``sigma_by``) is left as it is.
+        """
+        if kind == "complete":
+            return self.replace_effects(())
+        law = self.law_obj
+        if kind == "partial":
+            effects = tuple(
+                e if e.pooling == "partial" else
+                Effect(e.param, e.group, "partial", Prior("HalfNormal", {"sigma": e.scale}),
+                       e.centered)
+                for e in self.effects)
+        elif kind == "none":
+            effects = tuple(
+                e if e.pooling == "none" else
+                Effect(e.param, e.group, "none",
+                       link_width(self.priors[e.param], law.param(e.param).link), e.centered)
+                for e in self.effects)
+        else:
+            raise SpecError(f"pooling kind must be one of 'complete', 'partial', 'none'; got "
+                            f"{kind!r}")
+        return self.replace_effects(effects)
+
+
+def link_width(prior: Prior, link: str) -> float:
+    """The sd of a prior on a parameter's link scale (log or identity), as a number.
+
+    Exact for ``LogNormal`` (log link: its ``sigma``) and ``Normal``; moment-based for the
+    others; 1.0 where no closed form is at hand.  The fixed sd of unpooled levels.
+    """
+    q = dict(prior.params)
+    if link == "log":
+        if prior.dist == "LogNormal":
+            return float(q["sigma"])
+        if prior.dist == "Gamma":  # sd of log X ~ sqrt(trigamma(alpha))
+            from scipy.special import polygamma
+
+            return float(np.sqrt(polygamma(1, q["alpha"])))
+        return 1.0
+    if prior.dist in ("Normal", "TruncatedNormal"):
+        return float(q["sigma"])
+    if prior.dist == "LogNormal":
+        mu, s = q["mu"], q["sigma"]
+        return float(np.sqrt(np.expm1(s**2) * np.exp(2 * mu + s**2)))
+    if prior.dist == "Gamma":
+        return float(np.sqrt(q["alpha"]) / q["beta"])
+    if prior.dist == "HalfNormal":
+        return float(q["sigma"] * np.sqrt(1 - 2 / np.pi))
+    if prior.dist == "Exponential":
+        return float(1 / q["lam"])
+    if prior.dist == "Uniform":
+        return float((q["upper"] - q["lower"]) / np.sqrt(12))
+    if prior.dist == "Beta":
+        a, b = q["alpha"], q["beta"]
+        return float(np.sqrt(a * b / ((a + b) ** 2 * (a + b + 1))))
+    return 1.0
+
 
 def _models_dir() -> Path:
     """Directory of the default specs: inside the wheel, else the source tree's ``models/``."""
@@ -279,7 +348,9 @@ def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,
 
     A ``ModelSpec`` is returned as given; anything else goes through :func:`load_spec`, over
     the default spec of ``law`` or, with neither a spec nor a law, of the law the data's
-    columns call for (``looped_total`` with ``T_m``, else ``chinchilla``).
+    columns call for (:func:`bayeslaw.laws.law_for_columns`: ``looped_total`` with ``T_m``,
+    ``parallel_streams`` with ``P``, ``iso_depth`` with ``N_once`` and ``N_rec``, else
+    ``chinchilla``).
     """
     from .laws import law_for_columns
 
@@ -336,7 +407,7 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
         raise SpecError(f"sampled parameter(s) {sorted(missing)} of law {law.name!r} need a "
                         "prior in [priors] (or a value in [fixed])")
     reference = {k: float(v) for k, v in d.get("reference", {}).items()}
-    for cov in law.covariates:
+    for cov in law.reference_keys:
         if cov not in reference or reference[cov] <= 0:
             raise SpecError(f"[reference] needs a positive {cov} (the centering point of the "
                             f"{cov} term)")

@@ -76,6 +76,42 @@ def load_misfitting(path: str | Path, *, final_only: bool = False) -> LossData:
     return LossData(data.frame, str(path), _sha(path), True, (note,))
 
 
+def load_parscale(path: str | Path, dataset: str | None = None) -> LossData:
+    """ParScale's final losses (``parscale_loss_grid.csv``, Chen et al. 2025).
+
+    6 model sizes x ``P`` in {1, 2, 4, 8} parallel streams x 2 data sets
+    (``stack_v2_python``, ``pile``): 48 rows, one per run, no ``run`` column.  ``N`` is
+    ``params_non_embedding`` (it grows slightly with ``P``); the training tokens are the
+    same for every run, so there is no ``D`` column and no data term (law
+    ``parallel_streams`` or ``looped_streams``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV file.
+    dataset : str, optional
+        Keep one data set.  The two differ at least in the irreducible loss (about 1.0 vs
+        1.9 nats): fit each alone, or let parameters vary by the ``dataset`` column.
+    """
+    frame, where, _ = read_table(path)
+    _require(frame, ["dataset", "P", "params_non_embedding", "loss"], where)
+    tidy = pd.DataFrame({
+        C.N: frame["params_non_embedding"].astype(float),
+        C.P: frame["P"].astype(float),
+        C.LOSS: frame["loss"].astype(float),
+        "dataset": frame["dataset"].astype(str),
+    })
+    note = "parscale: N = params_non_embedding; final losses, fixed training tokens"
+    if dataset is not None:
+        known = sorted(tidy["dataset"].unique())
+        if dataset not in known:
+            raise DataError(f"{where} has no dataset {dataset!r}; it has {known}")
+        tidy = tidy[tidy["dataset"] == dataset].reset_index(drop=True)
+        note += f"; dataset {dataset} only"
+    data = load(tidy)
+    return LossData(data.frame, str(path), _sha(path), False, (note,))
+
+
 def _sha(path: str | Path) -> str:
     import hashlib
 

@@ -139,7 +139,7 @@ def _data_section(fit: Fit, title: str, level: int) -> Section:
     s = fit.data.summary()
     rows = {"runs": str(s["runs"]), "points": str(s["points"]),
             "N levels": str(s["N_levels"])}
-    for col in (C.N, C.D, C.LOSS):
+    for col in (c for c in (C.N, C.D, C.LOSS) if f"{c}_range" in s):
         lo, hi = s[f"{col}_range"]
         rows[f"{col} range"] = f"{_g(lo)} - {_g(hi)}"
     if "T_m_levels" in s:
@@ -155,7 +155,7 @@ def _data_section(fit: Fit, title: str, level: int) -> Section:
 
 def _spec_section(fit: Fit, title: str, level: int) -> Section:
     spec, law = fit.spec, fit.spec.law_obj
-    ref = ", ".join(f"{k} = {spec.reference[k]:g}" for k in law.covariates)
+    ref = ", ".join(f"{k} = {spec.reference[k]:g}" for k in law.reference_keys)
     priors = pd.DataFrame({
         "description": [p.description for p in law.params],
         "unit": [p.unit for p in law.params],

@@ -433,7 +433,7 @@ def plot_sbc(result: CheckResult) -> Any:
         axes[0, j].set_title(name)
         z = np.linspace(0, 1, 101)
         ecdf = np.array([np.mean((r + 0.5) / (n_ranks + 1) <= q) for q in z])
-        lo, hi = stats.binom.ppf([0.025, 0.975], n, z[:, None]) / n
+        lo, hi = stats.binom.ppf([[0.025], [0.975]], n, z[None, :]) / n
         axes[1, j].fill_between(z, lo - z, hi - z, color="0.85")
         axes[1, j].plot(z, ecdf - z, color="C0")
         axes[1, j].set_xlabel("fractional rank")

@@ -1,0 +1,191 @@
+"""bayeslaw.testing and ``bayeslaw check``: verdicts that pass a matched model and fail a
+miscalibrated one.
+
+The reduced SBC runs on a reduced spec (the default looped law and priors, no group effects,
+one normal noise scale) on a 3 x 3 sweep of 8 points per curve: each fit takes about a second,
+so 20 simulations per arm fit in CI.  Miscalibration: the fitted spec's noise prior is pinned
+near 0.002 nats while the generating prior's median is 0.02 (LogNormal(-3.9, 1)), so the
+posterior is far too narrow.  Power: with 20 simulations a test at family-wise level 0.01
+rejects when a parameter's ranks pile at the ends; in a 40-simulation run of this set-up 95%
+of the noise-scale truths fell outside every posterior draw (chi-square p = 3e-46) and six of
+eight parameters failed, while the matched spec's smallest p-value was 0.33
+(``benchmarks/bench_sbc.py`` estimates the detection rate by subsampling).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+import numpy as np
+import pytest
+
+import bayeslaw as bl
+from bayeslaw import testing
+from bayeslaw.cli import main
+from bayeslaw.fit import ConvergenceWarning, Fit, Thresholds, fit
+from bayeslaw.priors import ModelSpec, load_spec
+from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
+
+SBC_SAMPLER = dict(draws=400, tune=300, chains=2)
+N_SIMS = 20
+
+
+def reduced_spec(sigma: dict | None = None) -> ModelSpec:
+    d = load_spec(law="looped_total").to_dict()
+    d["effects"] = []
+    d["likelihood"] = {"family": "normal", "sigma": sigma or d["likelihood"]["sigma"],
+                       "sigma_by": "none"}
+    return ModelSpec.from_dict(d)
+
+
+MATCHED = reduced_spec()
+#: noise pinned about ten times below the generating prior's median
+NARROW = reduced_spec({"dist": "LogNormal", "mu": -6.2, "sigma": 0.05})
+
+
+@pytest.fixture(scope="session")
+def sbc_design():
+    frame = design((1e8, 3e8, 1e9), (2, 4, 8), np.geomspace(3e7, 2e10, 8))
+    frame["loss"] = 3.0  # ignored: SBC simulates its own losses
+    return bl.load(frame)
+
+
+@pytest.fixture(scope="session")
+def sbc_runs(sbc_design, tmp_path_factory):
+    path = tmp_path_factory.mktemp("sbc") / "matched.jsonl"
+    matched = testing.sbc(sbc_design, MATCHED, n_sims=N_SIMS, seed=1, path=path,
+                          **SBC_SAMPLER)
+    narrow = testing.sbc(sbc_design, MATCHED, fit_spec=NARROW, n_sims=N_SIMS, seed=1,
+                         **SBC_SAMPLER)
+    return matched, narrow, path
+
+
+def test_reduced_sbc_passes_the_matched_model_and_catches_a_narrow_one(sbc_runs):
+    matched, narrow, _ = sbc_runs
+    assert matched.passed, str(matched)
+    assert not narrow.passed
+    failing = {line.split(":")[0].strip("- ") for line in narrow.failures}
+    assert "sigma" in failing  # the pinned noise scale is the cause
+    # ranks of the narrow fit pile at the ends; the matched ones do not
+    assert narrow.details.loc["sigma", "extreme_share"] > 0.5
+    assert matched.details["extreme_share"].max() < 0.25
+
+
+def test_sbc_resumes_from_its_file(sbc_runs, sbc_design, monkeypatch):
+    matched, _, path = sbc_runs
+    lines = path.read_text().splitlines()
+    assert len(lines) == N_SIMS
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("a finished simulation was refitted")
+
+    monkeypatch.setattr(testing, "fit", no_fit)
+    again = testing.sbc(sbc_design, MATCHED, n_sims=N_SIMS, seed=1, path=path, **SBC_SAMPLER)
+    assert again.values["ranks"] == matched.values["ranks"]
+
+
+def test_sbc_verdict_on_hand_made_ranks():
+    uniform = [{"ranks": {"x": r}, "n_ranks": 99, "max_rhat": 1.0, "divergences": 0}
+               for r in np.arange(0, 100, 2.5).astype(int)]
+    assert testing.sbc_verdict(uniform).passed
+    piled = [{"ranks": {"x": r}, "n_ranks": 99, "max_rhat": 1.0, "divergences": 0}
+             for r in [0] * 20 + [99] * 20]
+    verdict = testing.sbc_verdict(piled)
+    assert not verdict.passed and verdict.details.loc["x", "extreme_share"] == 1.0
+    fig = testing.plot_sbc(verdict)
+    assert len(fig.axes) == 2
+
+
+# -- posterior predictive check and bayeslaw check -----------------------------------------
+@pytest.fixture(scope="session")
+def matched_and_narrow(sbc_design, tmp_path_factory):
+    frame, _ = simulate(MATCHED, sbc_design.frame.drop(columns="loss"), DEFAULT_TRUTH,
+                        sigma=0.02, seed=4)
+    data = bl.load(frame)
+    out = tmp_path_factory.mktemp("check")
+    fits = {}
+    for name, spec in (("matched", MATCHED), ("narrow", NARROW)):
+        # the narrow fit's convergence warning is expected (and only that one is silenced)
+        quiet = warnings.catch_warnings() if name == "narrow" else contextlib.nullcontext()
+        with quiet:
+            if name == "narrow":
+                warnings.simplefilter("ignore", ConvergenceWarning)
+            fits[name] = fit(data, spec, seed=2, draws=1000, tune=1000, chains=4)
+        fits[name].save(out / f"{name}.nc")
+    return fits, out
+
+
+def test_posterior_predictive_check_passes_matched_and_fails_narrow(matched_and_narrow):
+    fits, _ = matched_and_narrow
+    good = testing.posterior_predictive_check(fits["matched"])
+    bad = testing.posterior_predictive_check(fits["narrow"])
+    assert good.passed, str(good)
+    assert 0.85 <= good.values["coverage"] <= 1.0
+    assert not bad.passed
+    assert bad.values["coverage"] < 0.6
+    assert any("predictive band holds" in f for f in bad.failures)
+
+
+def test_check_command_passes_matched_and_fails_narrow(matched_and_narrow, capsys):
+    _, out = matched_and_narrow
+    assert main(["check", str(out / "matched.nc")]) == 0
+    assert "PASS convergence" in capsys.readouterr().out
+    assert main(["check", str(out / "narrow.nc")]) == 1
+    captured = capsys.readouterr()
+    assert "FAIL posterior predictive" in captured.out
+    assert "check failed: posterior predictive" in captured.err
+
+
+def test_check_command_fails_a_short_fit_naming_the_check(capsys):
+    from tests.conftest import TEST_DATA
+
+    assert main(["check", str(TEST_DATA / "small_fit.nc")]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL convergence" in out and "R-hat" in out and "> 1.01" in out
+    # thresholds are configurable: loose enough ones pass the same fit's convergence
+    assert main(["check", str(TEST_DATA / "small_fit.nc"), "--max-rhat", "1.1",
+                 "--min-ess", "50"]) == 0
+
+
+def test_check_command_missing_file_is_a_user_error(capsys):
+    assert main(["check", "missing.nc"]) == 2
+    assert "error: fit file 'missing.nc' does not exist" in capsys.readouterr().err
+
+
+def test_assert_converged_names_the_failure(stored_fit):
+    with pytest.raises(AssertionError, match="R-hat"):
+        testing.assert_converged(stored_fit)
+    testing.assert_converged(stored_fit, Thresholds(max_rhat=1.1, min_ess=50))
+    result = testing.check_convergence(stored_fit)
+    assert result.values["max_rhat"] == pytest.approx(stored_fit.diagnostics.max_rhat)
+    assert result.plot().axes
+
+
+def test_recovery_of_a_matched_fit(matched_and_narrow):
+    fits, _ = matched_and_narrow
+    result = testing.recovery(fits["matched"], seed=3, draws=1000, tune=1000, chains=4)
+    assert result.passed, str(result)
+    for name in MATCHED.free_params:
+        row = result.details.loc[name]
+        assert row["lower"] <= row["truth"] <= row["upper"]
+    assert result.plot().axes
+
+
+def test_prior_predictive_check(small_sweep):
+    data, _ = small_sweep
+    assert testing.prior_predictive_check(data, draws=300, seed=1).passed
+    wrong = load_spec(law="looped_total").to_dict()
+    wrong["priors"]["E"] = {"dist": "LogNormal", "mu": 2.3, "sigma": 0.05}  # E about 10 nats
+    result = testing.prior_predictive_check(data, ModelSpec.from_dict(wrong), draws=300, seed=1)
+    assert not result.passed and "widen the priors" in result.failures[0]
+
+
+def test_simulated_draw_reproduces_the_fit_points(stored_fit):
+    sim = testing.simulate_from_draw(stored_fit, 5, seed=0)
+    assert len(sim) == len(stored_fit.data)
+    assert (sim.frame["D"].to_numpy() == stored_fit.data.frame["D"].to_numpy()).all()
+    # the simulated losses sit near the draw's curve (noise of the per-run scale)
+    resid = sim.frame["loss"].to_numpy() - stored_fit.data.frame["loss"].to_numpy()
+    assert np.abs(resid).max() < 0.5
+    assert isinstance(stored_fit, Fit)
