@@ -220,6 +220,21 @@ def looped_streams(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
     )
 
 
+def size_only(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+              ref: Mapping[str, float]) -> Any:
+    r"""Chinchilla at a fixed token budget: only model size matters.
+
+    .. math::
+
+        L(N) = E + \frac{A}{N^{\alpha}}
+
+    The null model of a sweep of final losses at one ``D`` (the data term is a constant,
+    absorbed by ``E``) in which any other column (parallel streams ``P``, depth ``T_m``) is
+    ignored.  Evaluated as ``E + a(N/N_ref)^-alpha``.
+    """
+    return theta["E"] + _power_term(xp, cov["N"], 0.0, ref["N"], theta["a"], theta["alpha"])
+
+
 def iso_depth(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
               ref: Mapping[str, float]) -> Any:
     r"""Looped LM with unshared and recurrent (shared) parameters.
@@ -362,6 +377,14 @@ LAWS: dict[str, Law] = {
         covariates=("N", "P"),
         natural=_natural((("A", "a", "alpha", "N"), ("C", "c", "gamma", "P"))),
         formula="L = E + A/N^alpha + C/P^gamma",
+    ),
+    "size_only": Law(
+        name="size_only",
+        fn=size_only,
+        params=(_E, *_N_TERM),
+        covariates=("N",),
+        natural=_natural((("A", "a", "alpha", "N"),)),
+        formula="L = E + A/N^alpha",
     ),
     "iso_depth": Law(
         name="iso_depth",
