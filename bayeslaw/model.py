@@ -13,7 +13,8 @@ Graph layout (names used in the posterior):
   (``centered = false`` in the spec);
 * ``<p>_run``: the parameter per run when it has effects;
 * ``sigma`` (and ``sigma_spread``, ``sigma_log_dev`` or ``sigma_z``, ``sigma_run`` per
-  run), ``nu``;
+  run), ``nu``; ``sigma_decay`` (noise falling with D) and ``ar1`` (within-run residual
+  correlation, with the containers ``prev_idx`` and ``is_first``) when the spec asks;
 * ``A``, ``B``, ``C``: textbook coefficients derived from the centered ones;
 * ``loss``: the observed loss, dims ``obs``;
 * ``<c>_obs`` (``N_obs``, ``D_obs``, ``T_m_obs``, ``P_obs``, ...), ``run_idx``, ``loss_obs``:
@@ -36,6 +37,19 @@ from .priors import ModelSpec
 def cov_data_name(cov: str) -> str:
     """Name of the ``pm.Data`` container of a covariate (``N_obs``, ``T_m_obs``, ``P_obs``)."""
     return f"{cov}_obs"
+
+
+def previous_rows(runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For rows sorted by run then D: the previous row of the same run, and first-row flags.
+
+    A run's first row points at itself (its flag is 1.0, so the AR(1) term drops out).
+    """
+    runs = np.asarray(runs)
+    first = np.ones(len(runs), bool)
+    first[1:] = runs[1:] != runs[:-1]
+    prev = np.arange(len(runs)) - 1
+    prev[first] = np.flatnonzero(first)
+    return prev.astype("int64"), first.astype(float)
 
 
 def level_dim(group: str) -> str:
@@ -144,6 +158,8 @@ class LossModel:
                 for c in self.spec.law_obj.covariates}
         vals["run_idx"] = np.array([index[r] for r in data.frame[C.RUN]], dtype="int64")
         vals["loss_obs"] = data.values(C.LOSS).astype(float)
+        if self.spec.likelihood.ar1 is not None:
+            vals["prev_idx"], vals["is_first"] = previous_rows(data.frame[C.RUN].to_numpy())
         return vals
 
     def set_data(self, data: LossData) -> None:
@@ -201,13 +217,23 @@ class LossModel:
             for name, value in law.natural(scalars, spec.reference).items():
                 pm.Deterministic(name, value)
             mu = law(pt, cov, theta, spec.reference)
-            sigma = self._noise(pm, pt, data, codes, run_idx)
+            sigma = pt.ones_like(mu) * self._noise(pm, pt, data, codes, run_idx)
             lk = spec.likelihood
+            if lk.sigma_decay is not None:
+                decay = lk.sigma_decay.create("sigma_decay")
+                sigma = sigma * pt.exp(-decay * pt.log(cov[C.D] / spec.reference[C.D]))
+            loc = mu
+            if lk.ar1 is not None:  # conditional on the previous point of the run
+                phi = lk.ar1.create("ar1")
+                prev = pm.Data("prev_idx", values["prev_idx"], dims="obs")
+                follows = 1.0 - pm.Data("is_first", values["is_first"], dims="obs")
+                loc = mu + follows * phi * sigma / sigma[prev] * (loss_obs - mu)[prev]
+                sigma = sigma * pt.sqrt(1.0 - follows * phi**2)
             if lk.family == "student_t":
                 nu = lk.nu.create("nu")
-                pm.StudentT("loss", nu=nu, mu=mu, sigma=sigma, observed=loss_obs, dims="obs")
+                pm.StudentT("loss", nu=nu, mu=loc, sigma=sigma, observed=loss_obs, dims="obs")
             else:
-                pm.Normal("loss", mu=mu, sigma=sigma, observed=loss_obs, dims="obs")
+                pm.Normal("loss", mu=loc, sigma=sigma, observed=loss_obs, dims="obs")
         return model
 
     @staticmethod

@@ -103,7 +103,19 @@ def parameter_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator
 
 
 def noise_scale_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
-    """Noise scale per draw and row, ``(S, n)``; new runs / levels drawn from the population."""
+    """Marginal noise scale per draw and row, ``(S, n)``.
+
+    New runs / levels draw theirs from the population; with ``sigma_decay`` the scale falls
+    as ``(D / D_ref) ** -sigma_decay``.
+    """
+    scale = _base_scale(fit, table, rng)
+    if fit.spec.likelihood.sigma_decay is not None:
+        d = table[C.D].to_numpy(float)[None, :] / fit.spec.reference[C.D]
+        scale = scale * np.exp(-fit.draws("sigma_decay")[:, None] * np.log(d))
+    return scale
+
+
+def _base_scale(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
     lk = fit.spec.likelihood
     sigma = fit.draws("sigma")[:, None]
     if lk.sigma_by is None:
@@ -156,19 +168,35 @@ def _log_density(fit: Fit, y: np.ndarray, mu: np.ndarray, scale: np.ndarray) -> 
     return stats.norm.logpdf(y[None, :], loc=mu, scale=scale)
 
 
-def log_likelihood(fit: Fit, points: pd.DataFrame, *, seed: int = 0) -> np.ndarray:
+def log_likelihood(fit: Fit, points: pd.DataFrame, *, seed: int = 0,
+                   conditional: bool = False) -> np.ndarray:
     """Log density of the ``loss`` at ``points`` under every draw, ``(S, n)``.
 
-    Rows of new runs or levels use population draws (seeded), as in :func:`predict`.
+    Rows of new runs or levels use population draws (seeded), as in :func:`predict`.  With
+    an AR(1) noise model, ``conditional=True`` conditions each point on the previous row of
+    its run in ``points`` (the model's own likelihood: rows sorted by run, then D); the
+    default scores each point by its marginal density, as a forecast far from the logged
+    points is (conservative next to the logged curve).
     """
     rng = np.random.default_rng(seed)
-    return _log_density(fit, points[C.LOSS].to_numpy(float), mean_draws(fit, points, rng),
-                        noise_scale_draws(fit, points, rng))
+    y = points[C.LOSS].to_numpy(float)
+    mu = mean_draws(fit, points, rng)
+    scale = noise_scale_draws(fit, points, rng)
+    phi_prior = fit.spec.likelihood.ar1
+    if conditional and phi_prior is not None:
+        from .model import previous_rows
+
+        prev, first = previous_rows(points[C.RUN].to_numpy())
+        follows = (1.0 - first)[None, :]
+        phi = fit.draws("ar1")[:, None]
+        mu = mu + follows * phi * scale / scale[:, prev] * (y[None, prev] - mu[:, prev])
+        scale = scale * np.sqrt(1.0 - follows * phi**2)
+    return _log_density(fit, y, mu, scale)
 
 
 def pointwise_log_likelihood(fit: Fit) -> np.ndarray:
     """Log density of every observation under every draw, ``(S, n)`` (the model's own)."""
-    return log_likelihood(fit, fit.data.frame)
+    return log_likelihood(fit, fit.data.frame, conditional=True)
 
 
 def residuals(fit: Fit, *, seed: int = 0) -> np.ndarray:

@@ -127,7 +127,16 @@ class Effect:
 
 @dataclass(frozen=True)
 class Likelihood:
-    """Observation model: family, base noise scale, per-run spread, Student-t dof."""
+    """Observation model: family, noise scale, per-run spread, decay with D, AR(1), dof.
+
+    The noise of point ``i`` of run ``r`` has marginal scale
+    ``s_i = sigma_r * (D_i / D_ref) ** -sigma_decay`` (``sigma_decay`` only when given a
+    prior: noise that shrinks as training goes on).  With an ``ar1`` prior, standardised
+    residuals of consecutive points of a run follow an AR(1) with correlation ``ar1``:
+    ``y_i | y_(i-1) ~ family(mu_i + ar1 * s_i / s_(i-1) * e_(i-1), s_i * sqrt(1 - ar1^2))``
+    (the first point of a run: scale ``s_i``), so ``s_i`` stays the marginal scale that
+    predictions far from the data use.
+    """
 
     family: str
     sigma: Prior
@@ -135,6 +144,8 @@ class Likelihood:
     sigma_spread: Prior | None = None
     nu: Prior | None = None
     sigma_centered: bool | str = "auto"
+    sigma_decay: Prior | None = None
+    ar1: Prior | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form."""
@@ -145,6 +156,10 @@ class Likelihood:
             out["sigma_spread"] = self.sigma_spread.to_dict()
         if self.nu is not None:
             out["nu"] = self.nu.to_dict()
+        if self.sigma_decay is not None:
+            out["sigma_decay"] = self.sigma_decay.to_dict()
+        if self.ar1 is not None:
+            out["ar1"] = self.ar1.to_dict()
         return out
 
 
@@ -455,7 +470,16 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
         if sigma_by is not None else None,
         nu=_prior(lk["nu"], "likelihood.nu") if family == "student_t" else None,
         sigma_centered=_centered(lk.get("sigma_centered", "auto"), "likelihood.sigma_centered"),
+        sigma_decay=_prior(lk["sigma_decay"], "likelihood.sigma_decay")
+        if lk.get("sigma_decay") is not None else None,
+        ar1=_prior(lk["ar1"], "likelihood.ar1") if lk.get("ar1") is not None else None,
     )
+    if likelihood.sigma_decay is not None and "D" not in law.covariates:
+        raise SpecError(f"likelihood.sigma_decay makes the noise fall with D, but law "
+                        f"{law.name!r} has no D: remove sigma_decay")
+    if likelihood.ar1 is not None and likelihood.ar1.dist not in ("Beta", "Uniform"):
+        raise SpecError("likelihood.ar1 is a correlation in (0, 1): give it a Beta or Uniform "
+                        f"prior, not {likelihood.ar1.dist}")
     sampler = {"draws": C.DEFAULT_DRAWS, "tune": C.DEFAULT_TUNE, "chains": C.DEFAULT_CHAINS,
                "target_accept": C.DEFAULT_TARGET_ACCEPT, "backend": "nutpie",
                **d.get("sampler", {})}

@@ -193,6 +193,10 @@ def _spec_section(fit: Fit, title: str, level: int) -> Section:
         rows["spread of log sigma"] = _prior_text(lk.sigma_spread)
     if lk.nu is not None:
         rows["degrees of freedom nu"] = _prior_text(lk.nu)
+    if lk.sigma_decay is not None:
+        rows["noise decay with D (exponent)"] = _prior_text(lk.sigma_decay)
+    if lk.ar1 is not None:
+        rows["within-run AR(1) correlation"] = _prior_text(lk.ar1)
     blocks.append(Block("Observation model: how an observed loss scatters around the law.",
                         pd.DataFrame({"value": rows}).rename_axis("likelihood")))
     return Section(title, tuple(blocks), level)

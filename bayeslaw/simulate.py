@@ -63,8 +63,9 @@ def design(N: Sequence[float], T_m: Sequence[float] | None, D: Sequence[float]) 
 
 def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], *,
              effect_sd: Mapping[str, float] | None = None, sigma: float = 0.02,
-             sigma_spread: float = 0.3, nu: float = 6.0,
-             seed: int | np.random.Generator = 0) -> tuple[pd.DataFrame, Truth]:
+             sigma_spread: float = 0.3, nu: float = 6.0, sigma_decay: float = 0.0,
+             ar1: float = 0.0, seed: int | np.random.Generator = 0
+             ) -> tuple[pd.DataFrame, Truth]:
     """Simulate losses for the rows of ``table`` from ``spec``'s law and hierarchy.
 
     Parameters
@@ -81,6 +82,9 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
     sigma, sigma_spread, nu : float
         Noise: per-run scale ``sigma * exp(sigma_spread * z)``; Student-t ``nu`` if the spec's
         family is ``student_t``.
+    sigma_decay, ar1 : float
+        Noise scale falling as ``(D / D_ref) ** -sigma_decay``; AR(1) correlation of
+        consecutive standardised residuals of a run (rows must be sorted by run, then D).
     seed : int or Generator
     """
     rng = np.random.default_rng(seed)
@@ -116,7 +120,17 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
         scale_run = per[np.searchsorted(uniq, levels)]
     eps = rng.standard_t(nu, size=len(out)) if lk.family == "student_t" else \
         rng.normal(size=len(out))
-    out[C.LOSS] = mu + scale_run[run_idx] * eps
+    scale = scale_run[run_idx]
+    if sigma_decay:
+        scale = scale * (out[C.D].to_numpy(float) / spec.reference[C.D]) ** -sigma_decay
+    if ar1:  # standardised residuals follow an AR(1) along each run (rows sorted by D)
+        from .model import previous_rows
+
+        prev, first = previous_rows(out[C.RUN].to_numpy())
+        for i in range(len(eps)):
+            if not first[i]:
+                eps[i] = ar1 * eps[prev[i]] + np.sqrt(1 - ar1**2) * eps[i]
+    out[C.LOSS] = mu + scale * eps
     truth = Truth(dict(params), effects, dict(zip(runs.tolist(), scale_run.tolist(),
                                                   strict=True)),
                   nu if lk.family == "student_t" else None)
