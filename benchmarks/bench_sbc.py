@@ -46,7 +46,7 @@ def full(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     result = testing.sbc(sweep(args.points), spec, n_sims=args.n_sims, params=params,
                          seed=args.seed, path=args.out, draws=args.draws, tune=args.tune,
-                         chains=4, target_accept=0.95)
+                         chains=args.chains, target_accept=0.95)
     print(f"{args.n_sims} fits of the default spec on a 3 x 3 sweep of {args.points} points "
           f"per curve; {time.perf_counter() - t0:.0f} s this call")
     print(result)
@@ -81,6 +81,7 @@ def main() -> None:
     ap.add_argument("--points", type=int, default=12)
     ap.add_argument("--draws", type=int, default=500)
     ap.add_argument("--tune", type=int, default=1000)
+    ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--ci-sims", type=int, default=20)
     ap.add_argument("--subsamples", type=int, default=500)
     ap.add_argument("--seed", type=int, default=7)
