@@ -24,7 +24,7 @@ from . import constants as C
 from ._io import atomic_write
 from .data import LossData
 from .errors import ConvergenceError, FitFileError, SpecError
-from .model import LossModel, structure_of
+from .model import LossModel, centering, structure_of
 from .priors import ModelSpec, resolve_spec
 
 
@@ -128,21 +128,27 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:
 _CACHE: dict[tuple[str, Any], tuple[LossModel, Any]] = {}
 
 
-def _cache_key(spec: ModelSpec, data: LossData) -> tuple[str, Any]:
-    """What the graph depends on: the spec less its sampler settings, and the structure."""
+def _cache_key(spec: ModelSpec, like: LossData, data: LossData) -> tuple[Any, ...]:
+    """What the graph depends on.
+
+    The spec less its sampler settings, the structure of ``like`` and which levels are
+    centered given the observed ``data``.
+    """
     graph = {k: v for k, v in spec.to_dict().items() if k not in ("sampler", "description")}
-    return json.dumps(graph, sort_keys=True), structure_of(spec, data)
+    masks = tuple((name, tuple(mask.tolist())) for name, mask in centering(spec, like, data))
+    return json.dumps(graph, sort_keys=True), structure_of(spec, like), masks
 
 
 def get_model(spec: ModelSpec, data: LossData, like: LossData | None = None) -> LossModel:
     """The (cached) :class:`LossModel` of ``spec`` with ``data`` swapped in.
 
-    The model's structure (runs and group levels) is that of ``like`` (default ``data``).
+    The model's structure (runs and group levels) is that of ``like`` (default ``data``);
+    levels are centered or not by how many points of them ``data`` holds.
     """
     like = like if like is not None else data
-    key = _cache_key(spec, like)
+    key = _cache_key(spec, like, data)
     if key not in _CACHE:
-        _CACHE[key] = (LossModel(spec, like), None)
+        _CACHE[key] = (LossModel(spec, like, data), None)
     model = _CACHE[key][0]
     model.set_data(data)
     return model
@@ -154,7 +160,7 @@ def _nutpie_compiled(spec: ModelSpec, data: LossData, like: LossData | None
     import nutpie
 
     model = get_model(spec, data, like)
-    key = _cache_key(spec, like if like is not None else data)
+    key = _cache_key(spec, like if like is not None else data, data)
     compiled = _CACHE[key][1]
     if compiled is None:
         compiled = nutpie.compile_pymc_model(model.model)

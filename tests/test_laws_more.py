@@ -150,13 +150,15 @@ TRUTH = {
     "looped_streams": dict(E=0.78, a=0.24, alpha=0.29, c=0.05, gamma=0.48),
     "iso_depth": dict(E=1.8, a=0.6, alpha=0.3, phi=0.6, b=0.6, beta=0.55),
     "iso_depth_eff": dict(E=1.8, a=0.6, alpha=0.3, phi=0.6, b=0.6, beta=0.55),
+    "size_only": dict(E=0.78, a=0.24, alpha=0.29),
+    "chinchilla": dict(E=1.8, a=0.6, alpha=0.3, b=0.6, beta=0.55),
 }
 
 
 def synthetic(spec_name: str) -> bl.LossData:
     """A small simulated table for the default spec ``spec_name``."""
     spec = load_spec(spec_name)
-    if spec.law in ("parallel_streams", "looped_streams"):
+    if spec.law in ("parallel_streams", "looped_streams", "size_only"):
         table = _streams_table()
         if spec_name == "parallel_streams_pooled":
             table = pd.concat([table.assign(dataset="stack"),
@@ -166,6 +168,9 @@ def synthetic(spec_name: str) -> bl.LossData:
         table = _streams_table(with_D=True)
     elif spec.law == "iso_depth":
         table = _iso_table()
+    elif spec_name == "chinchilla_curves":  # curves with their learning-rate horizon
+        table = design((1e8, 3e8, 1e9), None, np.geomspace(3e7, 2e10, 8))
+        table["horizon"] = np.where(table["N"] > 2e8, 2e10, 1e10)
     else:
         table = design((1e8, 3e8, 1e9), (2, 4, 8), np.geomspace(3e7, 2e10, 8))
     frame, _ = simulate(spec, table, TRUTH[spec.law], effect_sd={"b": 0.05, "E": 0.3},

@@ -101,3 +101,31 @@ def test_pooling_variants_build(small_data):
     d["effects"] = [{"param": "b", "group": "run", "pooling": "none", "scale": 1.0}]
     m = LossModel(load_spec(d), small_data).model
     assert "b_by_run_sd" not in m.named_vars and m.named_vars_to_dims["b_by_run"] == ("run",)
+
+
+def test_held_out_levels_are_non_centered_and_the_rest_centered():
+    """A level in the model but not observed is a funnel if centered: resolved per level."""
+    import numpy as np
+
+    import bayeslaw as bl
+    from bayeslaw.fit import get_model
+    from bayeslaw.model import centering
+    from bayeslaw.simulate import design, simulate
+
+    spec = load_spec(law="looped_total")
+    frame = design((1e8, 3e8, 1e9), (2, 4, 8), np.geomspace(3e7, 2e10, 80))
+    frame, _ = simulate(spec, frame, {"E": 1.8, "a": 0.6, "alpha": 0.3, "b": 0.6,
+                                      "beta": 0.55, "c": 0.25, "gamma": 0.5}, seed=1)
+    full = bl.load(frame)
+    train = full.select(full.frame["T_m"].to_numpy() != 8, "hold out T_m = 8")
+    masks = dict(centering(spec, full, train))
+    assert masks["b_by_T_m"].tolist() == [True, True, False]  # 240, 240, 0 points
+    assert not masks["b_by_N"].any()  # 160 training points per N level
+    assert dict(centering(spec, full, full))["b_by_T_m"].all()
+    model = get_model(spec, train, like=full)
+    names = set(model.model.named_vars)
+    assert {"b_by_T_m_c", "b_by_T_m_z", "b_by_T_m", "b_by_N_z"} <= names
+    logp = model.model.compile_logp()(model.model.initial_point())
+    assert np.isfinite(logp)
+    # the model of the full data is another graph (fully centered T_m terms)
+    assert get_model(spec, full) is not model
