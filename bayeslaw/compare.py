@@ -267,8 +267,10 @@ def _check_same_data(fits: Mapping[str, Fit]) -> LossData:
     name0, first = items[0]
     for name, other in items[1:]:
         a, b = first.data.frame, other.data.frame
-        same = (len(a) == len(b) and (a[C.LOSS].to_numpy() == b[C.LOSS].to_numpy()).all()
-                and (a[C.D].to_numpy() == b[C.D].to_numpy()).all())
+        cols = [c for c in (C.RUN, C.N, C.D, C.LOSS) if c in a.columns or c in b.columns]
+        same = len(a) == len(b) and all(
+            c in a.columns and c in b.columns and (a[c].to_numpy() == b[c].to_numpy()).all()
+            for c in cols)
         if not same:
             raise DataError(f"fits {name0!r} and {name!r} were fitted to different data; "
                             "compare models fitted to the same table")
