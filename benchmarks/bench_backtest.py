@@ -1,10 +1,12 @@
 """Backtest benchmark: held-out scores of bayeslaw and the least-squares baseline.
 
-Run: ``python benchmarks/bench_backtest.py [--quick]``.  Splits on the bundled synthetic sweep
-(prefix:0.25, prefix:0.5, level:T_m=8, largest-N) and, when ``../shared/data`` is present, a
-5-fold run-grouped cross-validation of the Chinchilla final losses.  Prints one table: per data
-set and split, MAPE of bayeslaw and of the baseline, and bayeslaw's 50% / 90% coverage with
-the 95% binomial interval of the 90% coverage.  ``--quick`` uses short chains.
+Run: ``python benchmarks/bench_backtest.py [--quick] [--only "DATA/SPLIT,..."]``.  Splits:
+the bundled synthetic sweep (prefix:0.25 / 0.5 / 0.75, level:T_m=8, largest-N, kfold:5) and,
+when ``../shared/data`` is present, the Chinchilla final losses (largest-N, kfold:5) and the
+misfitting curves (12 checkpoints per run, spec ``chinchilla_curves``: prefix:0.25 / 0.5 /
+0.75, largest-N, kfold:5).  Prints one table: per data set and split, MAPE of bayeslaw and of
+the baseline, and bayeslaw's 50% / 90% coverage with the 95% binomial interval of the 90%
+coverage.  ``--quick`` uses short chains.
 """
 
 from __future__ import annotations
@@ -26,20 +28,36 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", help="comma-separated 'data set/split' names to run, e.g. "
+                                   "'bundled sweep/level:T_m=8'")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     kw = dict(draws=300, tune=600, chains=2) if args.quick else {}
     jobs = [("bundled sweep", bl.load(bundled_path()), "looped_total", s)
-            for s in ("prefix:0.25", "prefix:0.5", "level:T_m=8", "largest-N")]
+            for s in ("prefix:0.25", "prefix:0.5", "prefix:0.75", "level:T_m=8", "largest-N",
+                      "kfold:5")]
     chin = SHARED / "chinchilla_epoch" / "svg_extracted_data.csv"
     if chin.exists():
         from bayeslaw.public_data import load_chinchilla
 
-        jobs.append(("chinchilla_epoch", load_chinchilla(chin), "chinchilla", "kfold:5"))
+        jobs += [("chinchilla_epoch", load_chinchilla(chin), "chinchilla", s)
+                 for s in ("largest-N", "kfold:5")]
+    mis = SHARED / "misfitting" / "scaling_results.csv"
+    if mis.exists():
+        from bayeslaw.public_data import load_misfitting
+
+        # whole curves, 12 checkpoints per run (log-spaced, last kept), horizon as a group
+        curves = load_misfitting(mis).thin(12)
+        jobs += [("misfitting", curves, "chinchilla_curves", s)
+                 for s in ("prefix:0.25", "prefix:0.5", "prefix:0.75", "largest-N", "kfold:5")]
+    if args.only:
+        keep = set(args.only.split(","))
+        jobs = [j for j in jobs if f"{j[0]}/{j[3]}" in keep]
     rows = []
     for name, data, law, split in jobs:
         t = time.perf_counter()
-        res = backtest(data, bl.load_spec(law=law), split, seed=1, **kw)
+        spec = bl.load_spec(law) if law == "chinchilla_curves" else bl.load_spec(law=law)
+        res = backtest(data, spec, split, seed=1, **kw)
         table = res.table
         for part in table["split"].unique():
             b = table[(table["split"] == part) & (table["method"] == "bayeslaw")].iloc[0]
