@@ -228,18 +228,82 @@ def plot_residuals(fit: Fit, *, color_by: str | None = None, ax: Any = None,
     resid = residuals(fit, seed=seed)
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.5))
+    x_col = C.D if C.D in frame.columns else C.N  # final losses without D: against N
     for i, level in enumerate(sorted(pd.unique(frame[color_by]))):
         sel = (frame[color_by] == level).to_numpy()
-        ax.plot(frame.loc[sel, C.D] / 1e9, resid[sel], ".", ms=3, color=f"C{i % 10}",
+        ax.plot(frame.loc[sel, x_col] / 1e9, resid[sel], ".", ms=3 if x_col == C.D else 6,
+                color=f"C{i % 10}",
                 label=_level_label(color_by, level) if color_by in (C.N, C.T_M)
+                else f"{color_by} = {level:g}" if isinstance(level, float)
                 else f"{color_by} = {level}")
     ax.axhline(0.0, color="k", lw=0.8)
     ax.set_xscale("log")
-    ax.set_xlabel("tokens (billions)")
+    ax.set_xlabel("tokens (billions)" if x_col == C.D else "parameters N (billions)")
     ax.set_ylabel("observed - posterior median")
     ax.grid(alpha=0.3, lw=0.5)
     ax.legend(fontsize=8, frameon=False, markerscale=2)
-    ax.set_title(f"{fit.spec.law}: residuals against tokens", fontsize=10)
+    ax.set_title(f"{fit.spec.law}: residuals against "
+                 f"{'tokens' if x_col == C.D else 'model size'}", fontsize=10)
+    return ax.figure
+
+
+def plot_final_losses(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
+                      kind: str = "predictive", color_by: str | None = None, ax: Any = None,
+                      seed: int = 0, n_grid: int = 60) -> Any:
+    """Final losses against model size, one colour per level of the law's other covariate.
+
+    The figure of a table without ``D`` (one final loss per run, e.g. ParScale's N x P
+    grid): observed losses as dots, the posterior median as a line and the central bands
+    shaded, over a log grid of N a little wider than the data.
+
+    Parameters
+    ----------
+    fit : Fit
+    probs : sequence of float
+        Band probabilities.
+    kind : {"predictive", "epistemic"}
+    color_by : str, optional
+        Column with one curve per level (default: the law's first covariate other than N).
+    ax : matplotlib.axes.Axes, optional
+    seed : int
+    n_grid : int
+        Points of the N grid.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    frame = fit.data.frame
+    others = [c for c in fit.spec.law_obj.covariates if c != C.N]
+    color_by = color_by or (others[0] if others else None)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    n = frame[C.N].to_numpy(float)
+    grid = np.geomspace(n.min() / 1.5, n.max() * 1.5, n_grid)
+    levels = sorted(pd.unique(frame[color_by])) if color_by else [None]
+    for i, level in enumerate(levels):
+        sel = (frame[color_by] == level).to_numpy() if color_by else np.ones(len(frame), bool)
+        points = pd.DataFrame({C.N: grid})
+        for c in others:
+            points[c] = level if c == color_by else float(frame[c].median())
+        pred = predict(fit, points, kind=kind, probs=probs, seed=seed).table
+        colour = f"C{i % 10}"
+        for p in sorted(probs, reverse=True):
+            ax.fill_between(grid / 1e9, pred[f"lower_{band_tag(p)}"],
+                            pred[f"upper_{band_tag(p)}"], color=colour, alpha=0.15, lw=0)
+        label = f"{color_by} = {level:g}" if color_by else "median"
+        ax.plot(grid / 1e9, pred["median"], "--", color=colour, lw=1, label=label)
+        ax.plot(n[sel] / 1e9, frame.loc[sel, C.LOSS], "o", color=colour, ms=4)
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters N (billions)")
+    ax.set_ylabel("final loss")
+    ax.grid(alpha=0.3, lw=0.5)
+    ax.legend(fontsize=8, frameon=False)
+    bands = " / ".join(f"{p:.0%}" for p in sorted(probs))
+    ax.set_title(f"{fit.spec.law}: observed (dots), median (dashed), {bands} {kind} bands",
+                 fontsize=10)
     return ax.figure
 
 

@@ -221,7 +221,14 @@ def _coefficient_section(fit: Fit, title: str, level: int) -> Section:
 
 
 def _curves_section(fit: Fit, title: str, level: int, tag: str) -> Section:
-    from .plots import plot_grid
+    from .plots import plot_final_losses, plot_grid
+
+    if C.D not in fit.data.frame.columns:  # final losses only (e.g. ParScale's N x P grid)
+        return Section(title, (Block(
+            "Every observed final loss (dots) beside the posterior median (dashed) and the 50% "
+            "and 90% predictive bands of a new observation, against model size.",
+            image=Image(f"{tag}final", figure_png(plot_final_losses(fit)),
+                        "final losses with credible bands")),), level)
 
     blocks = [Block("Every observed curve (black) beside the posterior median (dashed) and the "
                     "50% and 90% predictive bands of a new observation.",
@@ -242,16 +249,17 @@ def _residual_section(fit: Fit, title: str, level: int, tag: str) -> Section:
     from .predict import residuals
 
     frame = fit.data.frame
-    by = C.T_M if C.T_M in frame.columns else C.N
+    by = next((c for c in (C.T_M, C.P) if c in frame.columns), C.N)
+    against = "tokens" if C.D in frame.columns else "model size"
     resid = pd.Series(residuals(fit), index=frame.index)
     table = resid.groupby(frame[by]).agg(
         points="size", mean="mean", sd="std", max_abs=lambda r: float(np.abs(r).max()))
     table.index = table.index.map(lambda v: f"{v:g}")
     return Section(title, (
-        Block(f"Observed loss minus the posterior median of the law, against tokens, one "
-              f"colour per {by}: a good fit scatters around zero with no trend.",
+        Block(f"Observed loss minus the posterior median of the law, against {against}, "
+              f"one colour per {by}: a good fit scatters around zero with no trend.",
               image=Image(f"{tag}residuals", figure_png(plot_residuals(fit, color_by=by)),
-                          "residuals against tokens")),
+                          f"residuals against {against}")),
         Block(f"Residuals per {by} level (nats): a mean far from zero is a systematic misfit, "
               "the sd is the typical error of one point.", table),
     ), level)
@@ -275,6 +283,8 @@ def _derived_section(fit: Fit, title: str, level: int, budget: float | None,
     from . import derived
 
     frame = fit.data.frame
+    if C.D not in fit.spec.law_obj.covariates:
+        return _derived_without_D(fit, title, level, seed)
     has_T = C.T_M in fit.spec.law_obj.covariates
     depths = sorted(float(t) for t in frame[C.T_M].unique()) if has_T else [None]
     n_max, d_max = float(frame[C.N].max()), float(frame[C.D].max())
@@ -316,6 +326,26 @@ def _derived_section(fit: Fit, title: str, level: int, budget: float | None,
                             "sees fewer tokens, D = C / (6 N T_m).",
                             at_budget.summary().rename_axis("candidate")))
     return Section(title, tuple(blocks), level)
+
+
+def _derived_without_D(fit: Fit, title: str, level: int, seed: int) -> Section:
+    """Forecasts at twice the largest N for a law without a data term (no compute split)."""
+    from .predict import predict
+
+    frame = fit.data.frame
+    others = [c for c in fit.spec.law_obj.covariates if c != C.N]
+    n_new = 2 * float(frame[C.N].max())
+    grid = frame[others].drop_duplicates().sort_values(others) if others else pd.DataFrame(
+        index=[0])
+    points = grid.assign(**{C.N: n_new}).reset_index(drop=True)
+    pred = predict(fit, points, kind="epistemic", probs=(0.9,), seed=seed).table
+    table = pred[[*others, "median", "lower_90", "upper_90"]]
+    table = table.set_index(others) if others else table.rename(index={0: f"N = {n_new:g}"})
+    return Section(title, (Block(
+        f"Forecast of the law's value (epistemic) at twice the largest model size, "
+        f"N = {_g(n_new)}, per level of {', '.join(others) or 'the data'}: posterior median "
+        "and 90% interval. The law has no data term, so there is no compute-optimal split of "
+        "a budget between N and D.", table),), level)
 
 
 def _comparison_section(comparison: Any, level: int) -> Section:

@@ -334,3 +334,34 @@ def test_report_renders_in_chromium(saved, tmp_path):
     # the probe does catch a broken image
     broken = html.replace("data:image/png;base64,iVBOR", "data:image/png;base64,AAAA", 1)
     assert _probe(chromium, broken, tmp_path, "broken.html")["data-broken"] == "0"
+
+
+def test_report_of_final_losses_without_D(tmp_path):
+    """A law without a data term (ParScale-like N x P grid): final-loss figure, residuals
+    against N, forecasts at a larger N instead of a compute-optimal split.  The "posterior"
+    is a set of prior draws: plumbing only, no sampling."""
+    import arviz as az
+    import xarray as xr
+
+    import bayeslaw as bl
+    from bayeslaw.fit import Fit, sample_prior_predictive
+
+    rows = [{"N": n, "P": float(p), "loss": 1.0 + 0.3 * (n * (0.4 * np.log(p) + 1) / 1e9)
+             ** -0.2} for n in (5e8, 1.1e9, 2.8e9, 4.4e9) for p in (1, 2, 4, 8)]
+    data = bl.load(pd.DataFrame(rows))
+    spec = bl.load_spec(law="parallel_streams")
+    prior = sample_prior_predictive(data, spec, draws=50, seed=1).prior
+    energy = np.random.default_rng(0).normal(size=(1, 50))
+    stats = xr.Dataset({"diverging": (("chain", "draw"), np.zeros((1, 50), bool)),
+                        "energy": (("chain", "draw"), energy)},
+                       coords={"chain": [0], "draw": np.arange(50)})
+    fake = Fit(idata=az.InferenceData(posterior=prior, sample_stats=stats), spec=spec,
+               data=data, provenance={"seed": 1, "sampler": {"backend": "nutpie", "chains": 1,
+                                                             "draws": 50, "tune": 0}})
+    report = build_report(fake, seed=1)
+    paths = report.save(tmp_path)
+    assert "report-final" in paths["figure report-final"].stem
+    md = paths["markdown"].read_text(encoding="utf-8")
+    assert "against model size" in md and "no compute-optimal split" in md
+    for src in _outline(paths["html"].read_text(encoding="utf-8")).images:
+        _check_data_uri(src)
