@@ -297,6 +297,12 @@ def plot_final_losses(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
         ax.plot(grid / 1e9, pred["median"], "--", color=colour, lw=1, label=label)
         ax.plot(n[sel] / 1e9, frame.loc[sel, C.LOSS], "o", color=colour, ms=4)
     ax.set_xscale("log")
+    # a decade or less of N: label 1-2-5 steps in plain numbers, not 10^x
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("parameters N (billions)")
     ax.set_ylabel("final loss")
     ax.grid(alpha=0.3, lw=0.5)
