@@ -110,7 +110,7 @@ class Comparison:
         import matplotlib.pyplot as plt
 
         fig = ax.figure if ax is not None else plt.subplots(
-            figsize=(6, 0.6 * len(self.table) + 1.2))[0]
+            figsize=(6, 0.6 * len(self.table) + 1.6))[0]
         ax = ax if ax is not None else fig.axes[0]
         t = self.table.iloc[::-1]
         y = np.arange(len(t))
@@ -119,7 +119,8 @@ class Comparison:
                     color="0.5", label="difference to best +- se")
         ax.set_yticks(y, t.index)
         ax.set_xlabel(f"expected log predictive density ({self.method})")
-        ax.legend(fontsize=8, loc="lower left")
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2,
+                  frameon=False)  # below the axes: never over a model's markers
         fig.tight_layout()
         return fig
 
