@@ -109,18 +109,23 @@ def level_richness(setting: bool | str, like: LossData, observed: LossData, grou
                    ) -> np.ndarray:
     """Per level of ``group`` (in ``like``'s order), whether to build it centered.
 
-    ``centered = "auto"`` centers a level when ``observed`` holds at least
-    :data:`~bayeslaw.constants.CENTERED_MIN_POINTS` points of it.  A level that is in the
-    model but not observed (a held-out T_m level, a held-out run) is therefore non-centered:
-    a centered level with no data is a funnel (measured: 72 divergences on the bundled sweep's
-    ``level:T_m=8`` backtest before levels were resolved one by one).
+    ``centered = "auto"`` centers a level when ``like`` (the model's full data) holds at
+    least :data:`~bayeslaw.constants.CENTERED_MIN_POINTS` points of it *and* ``observed``
+    holds any: a level that is in the model but not observed (a held-out T_m level, a
+    held-out run) is non-centered, since a centered level with no data is a funnel.
+    Observed levels are judged on ``like``, so a training split (a curve prefix) keeps the
+    parameterization of the full fit.
     """
     levels, _ = like.levels(group)
     if setting != "auto":
         return np.full(len(levels), bool(setting))
     index = {v: i for i, v in enumerate(levels.tolist())}
-    rows = np.array([index[v] for v in observed.frame[group].tolist()], dtype=int)
-    return np.bincount(rows, minlength=len(levels)) >= C.CENTERED_MIN_POINTS
+
+    def counts(data: LossData) -> np.ndarray:
+        rows = np.array([index[v] for v in data.frame[group].tolist()], dtype=int)
+        return np.bincount(rows, minlength=len(levels))
+
+    return (counts(like) >= C.CENTERED_MIN_POINTS) & (counts(observed) > 0)
 
 
 def centering(spec: ModelSpec, like: LossData, observed: LossData

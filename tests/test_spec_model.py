@@ -119,12 +119,14 @@ def test_held_out_levels_are_non_centered_and_the_rest_centered():
     full = bl.load(frame)
     train = full.select(full.frame["T_m"].to_numpy() != 8, "hold out T_m = 8")
     masks = dict(centering(spec, full, train))
-    assert masks["b_by_T_m"].tolist() == [True, True, False]  # 240, 240, 0 points
-    assert not masks["b_by_N"].any()  # 160 training points per N level
+    assert masks["b_by_T_m"].tolist() == [True, True, False]  # 240, 240, 0 observed points
+    assert masks["b_by_N"].all()  # rich in the full data and observed: as in the full fit
     assert dict(centering(spec, full, full))["b_by_T_m"].all()
+    thin = bl.load(frame.groupby("run").head(20))  # 60 points per level: non-centered
+    assert not dict(centering(spec, thin, thin))["b_by_N"].any()
     model = get_model(spec, train, like=full)
     names = set(model.model.named_vars)
-    assert {"b_by_T_m_c", "b_by_T_m_z", "b_by_T_m", "b_by_N_z"} <= names
+    assert {"b_by_T_m_c", "b_by_T_m_z", "b_by_T_m", "b_by_N"} <= names
     logp = model.model.compile_logp()(model.model.initial_point())
     assert np.isfinite(logp)
     # the model of the full data is another graph (fully centered T_m terms)
