@@ -81,7 +81,7 @@ def write_fit_outputs(fit: Fit, out: Path) -> dict[str, Path]:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from .plots import plot_grid, save_figure
+    from .plots import plot_final_losses, plot_grid, save_figure
 
     out.mkdir(parents=True, exist_ok=True)
     table = fit.summary()
@@ -100,13 +100,14 @@ def write_fit_outputs(fit: Fit, out: Path) -> dict[str, Path]:
         "diagnostics (json)": atomic_write_text(
             out / "diagnostics.json", json.dumps(fit.diagnostics.to_dict(), indent=2) + "\n"),
     }
-    fig = plot_grid(fit)
+    # final losses without D (e.g. ParScale): one figure against N instead of the curve grid
+    fig = plot_grid(fit) if C.D in fit.data.frame.columns else plot_final_losses(fit)
     try:
         paths["grid figure (png)"] = save_figure(fig, out / "grid.png")
         paths["grid figure (svg)"] = save_figure(fig, out / "grid.svg")
     finally:
         plt.close(fig)
-    zoom = plateau_ylim(fit.data.frame)
+    zoom = plateau_ylim(fit.data.frame) if C.D in fit.data.frame.columns else None
     if zoom is not None:
         fig = plot_grid(fit, ylim=zoom)
         try:

@@ -365,3 +365,32 @@ def test_report_of_final_losses_without_D(tmp_path):
     assert "against model size" in md and "no compute-optimal split" in md
     for src in _outline(paths["html"].read_text(encoding="utf-8")).images:
         _check_data_uri(src)
+
+
+def test_fit_outputs_of_final_losses_without_D(tmp_path):
+    """`bayeslaw fit` on a table without D writes its figure against N (no KeyError)."""
+    import arviz as az
+    import xarray as xr
+
+    import bayeslaw as bl
+    from bayeslaw.fit import Fit, sample_prior_predictive
+    from bayeslaw.report import write_fit_outputs
+
+    rows = [{"N": n, "P": float(p), "loss": 1.0 + 0.3 * (n / 1e9) ** -0.2 - 0.01 * p}
+            for n in (5e8, 1.1e9, 2.8e9, 4.4e9) for p in (1, 2, 4, 8)]
+    data = bl.load(pd.DataFrame(rows))
+    spec = bl.load_spec(law="looped_streams")
+    prior = sample_prior_predictive(data, spec, draws=20, seed=1).prior
+    stats = xr.Dataset({"diverging": (("chain", "draw"), np.zeros((1, 20), bool)),
+                        "energy": (("chain", "draw"), np.random.default_rng(0).normal(
+                            size=(1, 20)))}, coords={"chain": [0], "draw": np.arange(20)})
+    fake = Fit(idata=az.InferenceData(posterior=prior, sample_stats=stats), spec=spec,
+               data=data, provenance={"seed": 1, "sampler": {"backend": "nutpie", "chains": 1,
+                                                             "draws": 20, "tune": 0}})
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # arviz: 1 chain of 20 draws
+        paths = write_fit_outputs(fake, tmp_path)
+    assert paths["grid figure (png)"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "grid figure, plateau zoom (png)" not in paths
