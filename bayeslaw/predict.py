@@ -162,10 +162,15 @@ def _noise(fit: Fit, scale: np.ndarray, rng: np.random.Generator,
 
 
 def _log_density(fit: Fit, y: np.ndarray, mu: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """The likelihood's log density of ``y`` (n,) per draw, ``(S, n)``."""
+    """The likelihood's log density per draw, ``(S, n)``.
+
+    ``y`` is shared by all draws ``(n,)`` or has one row per draw ``(S, n)`` (replicated data).
+    """
+    y = np.asarray(y, float)
+    y = y[None, :] if y.ndim == 1 else y
     if fit.spec.likelihood.family == "student_t":
-        return stats.t.logpdf(y[None, :], df=fit.draws("nu")[:, None], loc=mu, scale=scale)
-    return stats.norm.logpdf(y[None, :], loc=mu, scale=scale)
+        return stats.t.logpdf(y, df=fit.draws("nu")[:, None], loc=mu, scale=scale)
+    return stats.norm.logpdf(y, loc=mu, scale=scale)
 
 
 def log_likelihood(fit: Fit, points: pd.DataFrame, *, seed: int = 0,

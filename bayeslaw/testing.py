@@ -185,8 +185,7 @@ def posterior_predictive_check(fit_: Fit, *, prob: float = 0.9, alpha: float = 0
     cov = coverage(y, lo, hi, prob, confidence=1 - alpha)
     last = _final_rows(frame)
     t_obs = -_log_density(fit_, y[last], mu[:, last], scale[:, last]).sum(axis=1)
-    t_rep = np.array([-_log_density(fit_, y_rep[s, last], mu[:, last], scale[:, last])[s].sum()
-                      for s in range(len(y_rep))])
+    t_rep = -_log_density(fit_, y_rep[:, last], mu[:, last], scale[:, last]).sum(axis=1)
     p = float(np.mean(t_rep >= t_obs))
     failures = []
     if cov.high < prob - tolerance or cov.low > prob + tolerance:
