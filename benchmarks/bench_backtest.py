@@ -30,6 +30,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", help="comma-separated 'data set/split' names to run, e.g. "
                                    "'bundled sweep/level:T_m=8'")
+    ap.add_argument("--csv", type=Path, help="append each row to this CSV as it is measured")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     kw = dict(draws=300, tune=600, chains=2) if args.quick else {}
@@ -46,8 +47,9 @@ def main() -> None:
     if mis.exists():
         from bayeslaw.public_data import load_misfitting
 
-        # whole curves, 12 checkpoints per run (log-spaced, last kept), horizon as a group
-        curves = load_misfitting(mis).thin(12)
+        # whole curves after warm-up (>= 10% of each run), 12 checkpoints per run
+        # (log-spaced, last kept); horizon and peak learning rate as groups
+        curves = load_misfitting(mis, min_portion=0.1).thin(12)
         jobs += [("misfitting", curves, "chinchilla_curves", s)
                  for s in ("prefix:0.25", "prefix:0.5", "prefix:0.75", "largest-N", "kfold:5")]
     if args.only:
@@ -56,6 +58,7 @@ def main() -> None:
     rows = []
     for name, data, law, split in jobs:
         t = time.perf_counter()
+        n_before = len(rows)
         spec = bl.load_spec(law) if law == "chinchilla_curves" else bl.load_spec(law=law)
         res = backtest(data, spec, split, seed=1, **kw)
         table = res.table
@@ -69,7 +72,12 @@ def main() -> None:
                          "cov90_ci": f"[{b['coverage_90_low']:.2f}, {b['coverage_90_high']:.2f}]",
                          "cov90_baseline": base["coverage_90"],
                          "max_rhat": b["max_rhat"], "div": int(b["divergences"])})
+        new = rows[n_before:]
         print(f"{name} {split}: {time.perf_counter() - t:.0f} s", flush=True)
+        print(pd.DataFrame(new).to_string(index=False), flush=True)
+        if args.csv:
+            pd.DataFrame(new).to_csv(args.csv, mode="a", index=False,
+                                     header=not args.csv.exists())
     out = pd.DataFrame(rows)
     pd.set_option("display.width", 200)
     print(out.to_string(index=False, float_format=lambda v: f"{v:.4g}"))

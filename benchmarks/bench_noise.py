@@ -54,7 +54,8 @@ def dataset(name: str, thin: int) -> tuple[bl.LossData, ModelSpec]:
         return bl.load(bundled_path()).thin(thin), bl.load_spec(law="looped_total")
     from bayeslaw.public_data import load_misfitting
 
-    data = load_misfitting(SHARED / "misfitting" / "scaling_results.csv").thin(thin)
+    path = SHARED / "misfitting" / "scaling_results.csv"
+    data = load_misfitting(path, min_portion=0.1).thin(thin)
     return data, bl.load_spec("chinchilla_curves")
 
 
@@ -66,6 +67,7 @@ def main() -> None:
     ap.add_argument("--only", help="comma-separated variant names")
     ap.add_argument("--draws", type=int, default=500)
     ap.add_argument("--tune", type=int, default=1000)
+    ap.add_argument("--csv", type=Path, help="append each row to this CSV as it is measured")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     data, base = dataset(args.data, args.thin)
@@ -85,6 +87,9 @@ def main() -> None:
                      "max_rhat": r["max_rhat"], "div": int(r["divergences"]),
                      "seconds": round(time.perf_counter() - t)})
         print(pd.DataFrame(rows[-1:]).to_string(index=False), flush=True)
+        if args.csv:
+            pd.DataFrame(rows[-1:]).to_csv(args.csv, mode="a", index=False,
+                                           header=not args.csv.exists())
     pd.set_option("display.width", 200)
     print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
 

@@ -32,6 +32,13 @@ def test_misfitting_loader_keeps_horizon_apart(shared_data):
     assert len(final) == 240
     # the last checkpoint reaches its horizon (2 rows overrun their planned steps by 2.4%)
     assert np.allclose(final.frame["portion"], 1.0, atol=0.025)
+    late = load_misfitting(path, min_portion=0.1)
+    assert late.frame["portion"].min() >= 0.1
+    assert late.frame["run"].nunique() == 240  # every run keeps its later checkpoints
+    early = curves.frame["portion"] < 0.1
+    assert len(late) == len(curves) - early.sum()
+    with pytest.raises(DataError, match="min_portion"):
+        load_misfitting(path, min_portion=1.5)
 
 
 def test_loader_rejects_wrong_file(tmp_path):
