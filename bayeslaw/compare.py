@@ -37,6 +37,7 @@ from . import constants as C
 from .data import LossData
 from .errors import DataError, SpecError
 from .fit import ConvergenceWarning, Fit, fit
+from .metrics import pointwise_lpd
 from .predict import log_likelihood
 
 #: Pareto-k above this marks a point whose PSIS-LOO estimate is unreliable (Vehtari 2024).
@@ -142,11 +143,6 @@ def _ic_pointwise(result: Fit, ic: str) -> tuple[np.ndarray, float, np.ndarray |
         return np.asarray(res.waic_i, float), float(res.p_waic), None
 
 
-def _lpd(ll: np.ndarray) -> np.ndarray:
-    """Log mean density per point from a ``(S, n)`` log-likelihood."""
-    return logsumexp(ll, axis=0) - np.log(ll.shape[0])
-
-
 def _refit_settings(result: Fit, fit_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     sampler = result.provenance.get("sampler", {})
     keep = {k: sampler[k] for k in ("draws", "tune", "chains", "backend", "target_accept")
@@ -170,7 +166,7 @@ def exact_loo_points(result: Fit, rows: np.ndarray, **fit_kwargs: Any) -> np.nda
         keep = np.ones(len(data), bool)
         keep[i] = False
         refit = _quiet_fit(data.select(keep, f"leave out row {i + 1}"), result, data, settings)
-        out[j] = _lpd(log_likelihood(refit, data.frame.iloc[[i]]))[0]
+        out[j] = pointwise_lpd(log_likelihood(refit, data.frame.iloc[[i]]))[0]
     return out
 
 
@@ -209,8 +205,8 @@ def kfold_pointwise(result: Fit, folds: list[tuple[str, np.ndarray]], **fit_kwar
     notes = []
     for name, test in folds:
         refit = _quiet_fit(data.select(~test, f"train without {name}"), result, data, settings)
-        elpd[test] = _lpd(log_likelihood(refit, data.frame.loc[test].reset_index(drop=True),
-                                         seed=settings["seed"]))
+        held_out = data.frame.loc[test].reset_index(drop=True)
+        elpd[test] = pointwise_lpd(log_likelihood(refit, held_out, seed=settings["seed"]))
         if not refit.diagnostics.ok:
             notes.append(f"refit without {name}: {'; '.join(refit.diagnostics.failures)}")
     return elpd, notes

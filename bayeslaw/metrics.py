@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 
 def r2(y: np.ndarray, pred: np.ndarray) -> float:
@@ -77,8 +77,12 @@ def crps(y: np.ndarray, draws: np.ndarray) -> float:
     return float(np.mean(term1 - term2))
 
 
+def pointwise_lpd(loglik: np.ndarray) -> np.ndarray:
+    """``log mean_s p(y_i | theta_s)`` per point from a ``(S, n)`` log-likelihood."""
+    loglik = np.asarray(loglik, float)
+    return special.logsumexp(loglik, axis=0) - np.log(loglik.shape[0])
+
+
 def log_predictive_density(loglik: np.ndarray) -> float:
     """Mean over points of ``log mean_s p(y_i | theta_s)`` from a ``(S, n)`` log-likelihood."""
-    loglik = np.asarray(loglik, float)
-    m = loglik.max(axis=0)
-    return float(np.mean(m + np.log(np.mean(np.exp(loglik - m), axis=0))))
+    return float(np.mean(pointwise_lpd(loglik)))

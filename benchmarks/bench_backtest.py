@@ -6,7 +6,8 @@ when ``../shared/data`` is present, the Chinchilla final losses (largest-N, kfol
 misfitting curves (12 checkpoints per run, spec ``chinchilla_curves``: prefix:0.25 / 0.5 /
 0.75, largest-N, kfold:5).  Prints one table: per data set and split, MAPE of bayeslaw and of
 the baseline, and bayeslaw's 50% / 90% coverage with the 95% binomial interval of the 90%
-coverage.  ``--quick`` uses short chains.
+coverage.  ``--quick`` uses short chains; ``--csv F`` appends each row to F as it is measured;
+``--summarize F [F ...]`` judges saved rows against issue 4's targets without running.
 """
 
 from __future__ import annotations
@@ -17,12 +18,37 @@ import warnings
 from pathlib import Path
 
 import pandas as pd
+from scipy import stats
 
 import bayeslaw as bl
-from bayeslaw.backtest import backtest
+from bayeslaw.backtest import backtest, parse_split
 from bayeslaw.simulate import bundled_path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def judge(rows: pd.DataFrame) -> pd.DataFrame:
+    """Issue 4's targets per row: MAPE no worse than the baseline's; 90% coverage consistent
+    with 90% (two-sided exact binomial test at 5%) and, with >= 50 held-out points, within
+    [0.85, 0.95]."""
+    out = rows.copy()
+    inside = (out["cov90"] * out["n_test"]).round().astype(int)
+    out["cov90_p"] = [stats.binomtest(k, n, 0.9).pvalue
+                      for k, n in zip(inside, out["n_test"], strict=True)]
+    out["mape_ok"] = out["mape_bayeslaw"] <= out["mape_baseline"]
+    band = (out["n_test"] < 50) | out["cov90"].between(0.85, 0.95)
+    out["cov_ok"] = (out["cov90_p"] >= 0.05) & band
+    return out
+
+
+def report(rows: pd.DataFrame) -> None:
+    """Print the judged table and the share of rows meeting each target."""
+    out = judge(rows)
+    pd.set_option("display.width", 250)
+    print(out.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(f"MAPE <= baseline on {out['mape_ok'].sum()}/{len(out)} rows "
+          f"({out['mape_ok'].mean():.0%}; target 80%); 90% coverage on target on "
+          f"{out['cov_ok'].sum()}/{len(out)} rows (target: all)")
 
 
 def main() -> None:
@@ -31,7 +57,12 @@ def main() -> None:
     ap.add_argument("--only", help="comma-separated 'data set/split' names to run, e.g. "
                                    "'bundled sweep/level:T_m=8'")
     ap.add_argument("--csv", type=Path, help="append each row to this CSV as it is measured")
+    ap.add_argument("--summarize", type=Path, nargs="+", metavar="CSV",
+                    help="judge rows saved by earlier --csv runs instead of running")
     args = ap.parse_args()
+    if args.summarize:
+        report(pd.concat([pd.read_csv(p) for p in args.summarize], ignore_index=True))
+        return
     warnings.filterwarnings("ignore")
     kw = dict(draws=300, tune=600, chains=2) if args.quick else {}
     jobs = [("bundled sweep", bl.load(bundled_path()), "looped_total", s)
@@ -62,10 +93,13 @@ def main() -> None:
         spec = bl.load_spec(law) if law == "chinchilla_curves" else bl.load_spec(law=law)
         res = backtest(data, spec, split, seed=1, **kw)
         table = res.table
+        curves = {p.name: data.frame.loc[p.test, "run"].nunique()
+                  for p in parse_split(data, split, seed=1)}
         for part in table["split"].unique():
             b = table[(table["split"] == part) & (table["method"] == "bayeslaw")].iloc[0]
             base = table[(table["split"] == part) & (table["method"] == "baseline")].iloc[0]
             rows.append({"data": name, "split": part, "n_test": int(b["n_test"]),
+                         "curves": curves[part],
                          "mape_bayeslaw": b["mape"], "mape_baseline": base["mape"],
                          "r2_bayeslaw": b["r2"], "r2_baseline": base["r2"],
                          "cov50": b["coverage_50"], "cov90": b["coverage_90"],
@@ -78,9 +112,7 @@ def main() -> None:
         if args.csv:
             pd.DataFrame(new).to_csv(args.csv, mode="a", index=False,
                                      header=not args.csv.exists())
-    out = pd.DataFrame(rows)
-    pd.set_option("display.width", 200)
-    print(out.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    report(pd.DataFrame(rows))
 
 
 if __name__ == "__main__":
