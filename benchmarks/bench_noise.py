@@ -5,8 +5,8 @@ Run: ``python benchmarks/bench_noise.py [--data bundled|misfitting] [--split pre
 Every variant keeps the data's default law, priors and group effects and changes only the
 observation model:
 
-* ``iid``: one Student-t scale for all points;
-* ``per-run``: a Student-t scale per curve (the shipped default);
+* ``iid``: one Student-t scale for all points (the default of ``chinchilla_curves``);
+* ``per-run``: a Student-t scale per curve (the default of ``looped_total``);
 * ``decay``: per-run scale falling as ``(D / D_ref) ** -sigma_decay``;
 * ``ar1``: per-run scale and AR(1) residuals within a run;
 * ``decay+ar1``: both.
@@ -36,16 +36,20 @@ DECAY = {"dist": "HalfNormal", "sigma": 0.3}
 AR1 = {"dist": "Beta", "alpha": 2.0, "beta": 2.0}
 
 
+PER_RUN = {"sigma_by": "run", "sigma_spread": {"dist": "HalfNormal", "sigma": 0.5},
+           "sigma_centered": "auto"}
+
+
 def variants(base: ModelSpec) -> dict[str, ModelSpec]:
+    """The five observation models on ``base``'s law, priors and effects."""
     d = base.to_dict()
     lk = d["likelihood"]
-    out = {}
-    iid = {k: v for k, v in lk.items() if k not in ("sigma_spread", "sigma_centered")}
-    out["iid"] = {**iid, "sigma_by": "none"}
-    out["per-run"] = lk
-    out["decay"] = {**lk, "sigma_decay": DECAY}
-    out["ar1"] = {**lk, "ar1": AR1}
-    out["decay+ar1"] = {**lk, "sigma_decay": DECAY, "ar1": AR1}
+    iid = {k: v for k, v in lk.items()
+           if k not in ("sigma_by", "sigma_spread", "sigma_centered", "sigma_decay", "ar1")}
+    per_run = {**iid, **PER_RUN, **{k: lk[k] for k in PER_RUN if lk.get("sigma_by") == "run"}}
+    out = {"iid": {**iid, "sigma_by": "none"}, "per-run": per_run,
+           "decay": {**per_run, "sigma_decay": DECAY}, "ar1": {**per_run, "ar1": AR1},
+           "decay+ar1": {**per_run, "sigma_decay": DECAY, "ar1": AR1}}
     return {name: ModelSpec.from_dict({**d, "likelihood": like}) for name, like in out.items()}
 
 
