@@ -91,8 +91,14 @@ def parse_split(data: LossData, split: str, *, seed: int = 0) -> list[Split]:
 
 def score(y: np.ndarray, median: np.ndarray, draws: np.ndarray,
           bands: dict[float, tuple[np.ndarray, np.ndarray]],
-          loglik: np.ndarray | None) -> dict[str, float]:
-    """Held-out scores of one method: R^2, MAE, MAPE, coverage (with interval), CRPS, LPD."""
+          loglik: np.ndarray | None, curves: np.ndarray | None = None) -> dict[str, float]:
+    """Held-out scores of one method: R^2, MAE, MAPE, coverage (with interval), CRPS, LPD.
+
+    With ``curves`` (the run of each point), coverage is also reported with each curve
+    counted once (``coverage_XX_curves`` and its interval, :func:`metrics.coverage_by_curve`):
+    points of a curve are correlated, so the pointwise binomial interval overstates the
+    evidence when few curves are held out.
+    """
     out = {"n_test": len(y), "r2": metrics.r2(y, median), "mae": metrics.mae(y, median),
            "mape": metrics.mape(y, median), "crps": metrics.crps(y, draws),
            "lpd": metrics.log_predictive_density(loglik) if loglik is not None else np.nan}
@@ -101,6 +107,11 @@ def score(y: np.ndarray, median: np.ndarray, draws: np.ndarray,
         tag = f"{prob * 100:g}"
         out[f"coverage_{tag}"] = cov.rate
         out[f"coverage_{tag}_low"], out[f"coverage_{tag}_high"] = cov.low, cov.high
+        if curves is not None:
+            by = metrics.coverage_by_curve(y, lo, hi, curves, prob)
+            out[f"coverage_{tag}_curves"] = by.rate
+            out[f"coverage_{tag}_curves_low"] = by.low
+            out[f"coverage_{tag}_curves_high"] = by.high
     return out
 
 
@@ -135,12 +146,13 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
         train = data.select(part.train, f"train of {part.name}")
         test = data.frame.loc[part.test].reset_index(drop=True)
         y = test[C.LOSS].to_numpy(float)
+        curves = test[C.RUN].to_numpy()
         result = fit(train, spec, seed=seed, like=data, **fit_kwargs)
         pred = predict(result, test, probs=probs, seed=seed)
         ll = log_likelihood(result, test, seed=seed)
         bands = {p: pred.band(p) for p in probs}
         rows.append({"split": part.name, "method": "bayeslaw", "n_train": int(part.train.sum()),
-                     **score(y, pred.table["median"].to_numpy(), pred.draws, bands, ll),
+                     **score(y, pred.table["median"].to_numpy(), pred.draws, bands, ll, curves),
                      "max_rhat": result.diagnostics.max_rhat,
                      "divergences": result.diagnostics.divergences})
         forecasts[f"{part.name} / bayeslaw"] = pred.table
@@ -152,6 +164,6 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
                           table[f"upper_{p * 100:g}"].to_numpy()) for p in probs}
             rows.append({"split": part.name, "method": "baseline",
                          "n_train": int(part.train.sum()),
-                         **score(y, table["median"].to_numpy(), draws, bbands, None)})
+                         **score(y, table["median"].to_numpy(), draws, bbands, None, curves)})
             forecasts[f"{part.name} / baseline"] = table
     return BacktestResult(pd.DataFrame(rows), forecasts)

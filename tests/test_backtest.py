@@ -71,3 +71,8 @@ def test_backtest_held_out_level_end_to_end(small_sweep, small_fit):
     assert t.loc["bayeslaw", "mape"] < 0.05 and np.isfinite(t.loc["bayeslaw", "lpd"])
     assert 0 <= t.loc["bayeslaw", "coverage_90"] <= 1
     assert t.loc["bayeslaw", "coverage_90_low"] <= t.loc["bayeslaw", "coverage_90"]
+    # 3 held-out curves: counted once each, the interval is far wider than the pointwise one
+    b = t.loc["bayeslaw"]
+    assert b["coverage_90_curves_low"] <= b["coverage_90_curves"] <= b["coverage_90_curves_high"]
+    assert (b["coverage_90_curves_high"] - b["coverage_90_curves_low"]
+            > b["coverage_90_high"] - b["coverage_90_low"])

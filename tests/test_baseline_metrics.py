@@ -22,6 +22,29 @@ def test_metrics_hand_values():
     assert cov.consistent
 
 
+def test_coverage_by_curve_counts_each_curve_once():
+    from scipy import stats
+
+    y = np.zeros(7)
+    curves = np.array(["a", "a", "a", "b", "b", "c", "c"])
+    # a wholly inside, b wholly outside, c wholly inside: 2 of 3 curves
+    upper = np.where(curves == "b", -1.0, 1.0)
+    cov = metrics.coverage_by_curve(y, y - 1.0, upper, curves, 0.9)
+    assert (cov.inside, cov.n) == (2.0, 3) and cov.rate == pytest.approx(2 / 3)
+    exact = stats.binomtest(2, 3).proportion_ci(0.95, method="exact")  # one point per curve
+    assert (cov.low, cov.high) == pytest.approx((exact.low, exact.high))
+    # every curve inside: Clopper-Pearson's n of n, low = (0.025) ** (1 / n)
+    full = metrics.coverage_by_curve(y, y - 1.0, y + 1.0, curves, 0.9)
+    assert full.high == 1.0 and full.low == pytest.approx(0.025 ** (1 / 3))
+    assert full.consistent  # 3 curves cannot tell a 90% band from a 100% one
+    # a curve half inside counts one half: between 1 of 3 and 2 of 3
+    upper_half = upper.copy()
+    upper_half[3] = 1.0
+    half = metrics.coverage_by_curve(y, y - 1.0, upper_half, curves, 0.9)
+    assert half.inside == pytest.approx(2.5)
+    assert cov.low < half.low < full.low and cov.high < half.high <= full.high
+
+
 def test_crps_matches_closed_form_for_normal():
     from scipy import stats
 
