@@ -41,11 +41,17 @@ def judge(rows: pd.DataFrame) -> pd.DataFrame:
     out["cov_ok"] = (out["cov90_p"] >= 0.05) & band
     # each curve counted once (see metrics.coverage_by_curve); rows saved before that column
     # existed get it from the pooled rate, as if every curve held that share of its points
-    if "cov90_curves_low" not in out:
-        out["cov90_curves"] = out["cov90"]
-        k, n = out["cov90"] * out["curves"], out["curves"]
-        out["cov90_curves_low"] = np.where(k <= 0, 0.0, stats.beta.ppf(0.025, k, n - k + 1))
-        out["cov90_curves_high"] = np.where(k >= n, 1.0, stats.beta.ppf(0.975, k + 1, n - k))
+    for col in ("cov90_curves", "cov90_curves_low", "cov90_curves_high"):
+        if col not in out:
+            out[col] = np.nan
+    old = out["cov90_curves_low"].isna()
+    k, n = out["cov90"] * out["curves"], out["curves"]
+    with np.errstate(invalid="ignore"):
+        low = np.where(k <= 0, 0.0, stats.beta.ppf(0.025, k, n - k + 1))
+        high = np.where(k >= n, 1.0, stats.beta.ppf(0.975, k + 1, n - k))
+    out.loc[old, "cov90_curves"] = out.loc[old, "cov90"]
+    out.loc[old, "cov90_curves_low"] = low[old]
+    out.loc[old, "cov90_curves_high"] = high[old]
     out["cov_ok_curves"] = out["cov90_curves_low"].le(0.9) & out["cov90_curves_high"].ge(0.9)
     return out
 
