@@ -94,14 +94,17 @@ def score(y: np.ndarray, median: np.ndarray, draws: np.ndarray,
           loglik: np.ndarray | None, curves: np.ndarray | None = None) -> dict[str, float]:
     """Held-out scores of one method: R^2, MAE, MAPE, coverage (with interval), CRPS, LPD.
 
-    With ``curves`` (the run of each point), coverage is also reported with each curve
-    counted once (``coverage_XX_curves`` and its interval, :func:`metrics.coverage_by_curve`):
+    With ``curves`` (the run of each point), the number of held-out curves (``n_curves``) and
+    coverage with each curve counted once (``coverage_XX_curves`` and its interval,
+    :func:`metrics.coverage_by_curve`) are reported too:
     points of a curve are correlated, so the pointwise binomial interval overstates the
     evidence when few curves are held out.
     """
     out = {"n_test": len(y), "r2": metrics.r2(y, median), "mae": metrics.mae(y, median),
            "mape": metrics.mape(y, median), "crps": metrics.crps(y, draws),
            "lpd": metrics.log_predictive_density(loglik) if loglik is not None else np.nan}
+    if curves is not None:
+        out["n_curves"] = len(np.unique(np.asarray(curves)))
     for prob, (lo, hi) in bands.items():
         cov = metrics.coverage(y, lo, hi, prob)
         tag = f"{prob * 100:g}"

@@ -54,6 +54,17 @@ class Coverage:
         return self.low <= self.nominal <= self.high
 
 
+def clopper_pearson(k: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Clopper-Pearson interval of a proportion ``k / n`` through its beta quantiles.
+
+    Exact for whole ``k``; a fractional ``k`` (a sum of per-curve shares) interpolates.
+    """
+    tail = (1 - confidence) / 2
+    low = 0.0 if k <= 0 else float(stats.beta.ppf(tail, k, n - k + 1))
+    high = 1.0 if k >= n else float(stats.beta.ppf(1 - tail, k + 1, n - k))
+    return low, high
+
+
 def coverage(y: np.ndarray, lower: np.ndarray, upper: np.ndarray, nominal: float, *,
              confidence: float = 0.95) -> Coverage:
     """How many observations fall inside ``[lower, upper]``, with a binomial interval.
@@ -62,8 +73,7 @@ def coverage(y: np.ndarray, lower: np.ndarray, upper: np.ndarray, nominal: float
     """
     y = np.asarray(y, float)
     inside = int(np.sum((y >= lower) & (y <= upper)))
-    ci = stats.binomtest(inside, len(y)).proportion_ci(confidence, method="exact")
-    return Coverage(nominal, inside, len(y), float(ci.low), float(ci.high))
+    return Coverage(nominal, inside, len(y), *clopper_pearson(inside, len(y), confidence))
 
 
 def coverage_by_curve(y: np.ndarray, lower: np.ndarray, upper: np.ndarray,
@@ -75,7 +85,7 @@ def coverage_by_curve(y: np.ndarray, lower: np.ndarray, upper: np.ndarray,
     neighbours), so the binomial interval of :func:`coverage` overstates the evidence when
     few curves are held out. Here each curve contributes the share of its points inside the
     band, ``inside`` is the sum of the shares, ``n`` the number of curves, and the interval is
-    Clopper-Pearson's (through its beta quantiles, which take a fractional count) on those.
+    :func:`clopper_pearson`'s on those.
     That is exact when a curve is wholly inside or outside the band, and conservative
     otherwise.
     """
@@ -84,10 +94,7 @@ def coverage_by_curve(y: np.ndarray, lower: np.ndarray, upper: np.ndarray,
     _, codes = np.unique(np.asarray(curves), return_inverse=True)
     shares = np.bincount(codes, weights=hit) / np.bincount(codes)
     k, n = float(shares.sum()), len(shares)
-    tail = (1 - confidence) / 2
-    low = 0.0 if k <= 0 else float(stats.beta.ppf(tail, k, n - k + 1))
-    high = 1.0 if k >= n else float(stats.beta.ppf(1 - tail, k + 1, n - k))
-    return Coverage(nominal, k, n, low, high)
+    return Coverage(nominal, k, n, *clopper_pearson(k, n, confidence))
 
 
 def crps(y: np.ndarray, draws: np.ndarray) -> float:

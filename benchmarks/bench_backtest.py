@@ -22,7 +22,8 @@ import pandas as pd
 from scipy import stats
 
 import bayeslaw as bl
-from bayeslaw.backtest import backtest, parse_split
+from bayeslaw.backtest import backtest
+from bayeslaw.metrics import clopper_pearson
 from bayeslaw.simulate import bundled_path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -45,13 +46,11 @@ def judge(rows: pd.DataFrame) -> pd.DataFrame:
         if col not in out:
             out[col] = np.nan
     old = out["cov90_curves_low"].isna()
-    k, n = out["cov90"] * out["curves"], out["curves"]
-    with np.errstate(invalid="ignore"):
-        low = np.where(k <= 0, 0.0, stats.beta.ppf(0.025, k, n - k + 1))
-        high = np.where(k >= n, 1.0, stats.beta.ppf(0.975, k + 1, n - k))
-    out.loc[old, "cov90_curves"] = out.loc[old, "cov90"]
-    out.loc[old, "cov90_curves_low"] = low[old]
-    out.loc[old, "cov90_curves_high"] = high[old]
+    for i in np.flatnonzero(old):
+        row = out.iloc[i]
+        low, high = clopper_pearson(row["cov90"] * row["curves"], int(row["curves"]))
+        out.loc[out.index[i], ["cov90_curves", "cov90_curves_low", "cov90_curves_high"]] = (
+            row["cov90"], low, high)
     out["cov_ok_curves"] = out["cov90_curves_low"].le(0.9) & out["cov90_curves_high"].ge(0.9)
     return out
 
@@ -95,7 +94,7 @@ def main() -> None:
         from bayeslaw.public_data import load_misfitting
 
         # whole curves after warm-up (>= 10% of each run), 12 checkpoints per run
-        # (log-spaced, last kept); horizon and peak learning rate as groups
+        # (log-spaced, last kept); the run's horizon as a group
         curves = load_misfitting(mis, min_portion=0.1).thin(12)
         jobs += [("misfitting", curves, "chinchilla_curves", s)
                  for s in ("prefix:0.25", "prefix:0.5", "prefix:0.75", "largest-N", "kfold:5")]
@@ -109,13 +108,11 @@ def main() -> None:
         spec = bl.load_spec(law) if law == "chinchilla_curves" else bl.load_spec(law=law)
         res = backtest(data, spec, split, seed=1, **kw)
         table = res.table
-        curves = {p.name: data.frame.loc[p.test, "run"].nunique()
-                  for p in parse_split(data, split, seed=1)}
         for part in table["split"].unique():
             b = table[(table["split"] == part) & (table["method"] == "bayeslaw")].iloc[0]
             base = table[(table["split"] == part) & (table["method"] == "baseline")].iloc[0]
             rows.append({"data": name, "split": part, "n_test": int(b["n_test"]),
-                         "curves": curves[part],
+                         "curves": int(b["n_curves"]),
                          "mape_bayeslaw": b["mape"], "mape_baseline": base["mape"],
                          "r2_bayeslaw": b["r2"], "r2_baseline": base["r2"],
                          "cov50": b["coverage_50"], "cov90": b["coverage_90"],
