@@ -7,6 +7,8 @@ RUN, N, D, T_M, LOSS = "run", "N", "D", "T_m", "loss"
 #: Covariates of the other laws: parallel streams (ParScale), and the unshared and recurrent
 #: (shared) parameters of a looped model.
 P, N_ONCE, N_REC = "P", "N_once", "N_rec"
+#: A run's planned tokens (its learning-rate schedule ends there): optional, one per run.
+HORIZON = "horizon"
 #: ``D`` is required too, except in a table of final losses (one row per run).
 REQUIRED_COLUMNS = (N, D, LOSS)
 

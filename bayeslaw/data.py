@@ -19,13 +19,13 @@ import pandas as pd
 from . import constants as C
 from .errors import DataError
 
-_NUMERIC = (C.N, C.D, C.T_M, C.P, C.N_ONCE, C.N_REC, C.LOSS)
+_NUMERIC = (C.N, C.D, C.T_M, C.P, C.N_ONCE, C.N_REC, C.HORIZON, C.LOSS)
 #: Columns that must be positive; the parameter counts ``N_once`` and ``N_rec`` may be 0
 #: (a fully recurrent or a non-recurrent model) but not both.
-_POSITIVE = (C.N, C.D, C.T_M, C.P, C.LOSS)
+_POSITIVE = (C.N, C.D, C.T_M, C.P, C.HORIZON, C.LOSS)
 _NONNEGATIVE = (C.N_ONCE, C.N_REC)
 #: Run-level covariates: one value per run.
-_RUN_LEVEL = (C.N_ONCE, C.N_REC, C.N, C.T_M, C.P)
+_RUN_LEVEL = (C.N_ONCE, C.N_REC, C.N, C.T_M, C.P, C.HORIZON)
 #: Minimum distinct levels for a covariate whose term has its own exponent: with two
 #: levels, scale, exponent and E are not jointly identified.
 MIN_LEVELS = 3
@@ -354,6 +354,13 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
                 vals = [float(v) for v in sorted(frame.loc[frame[C.RUN] == run, col].unique())[:4]]
                 raise DataError(f"run {run!r} has several {col} values along its curve "
                                 f"({vals}); each run must have one {col}: split it into runs")
+    if has_D and C.HORIZON in frame.columns:
+        past = (frame[C.D] > frame[C.HORIZON] * (1 + 1e-9)).to_numpy()
+        if past.any():
+            row = int(np.flatnonzero(past)[0])
+            raise DataError(f"row {row + 1} of {where} has D = {frame[C.D].iloc[row]:g} past "
+                            f"its run's horizon {frame[C.HORIZON].iloc[row]:g}; 'horizon' is "
+                            "the run's planned tokens (where its learning-rate schedule ends)")
     if min_D is not None:
         keep = frame[C.D] >= float(min_D)
         if not keep.any():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from . import constants as C
@@ -75,8 +76,15 @@ def load_misfitting(path: str | Path, *, final_only: bool = False,
     tidy = tidy.groupby([C.RUN, C.D], as_index=False, sort=False).agg(
         {C.N: "first", C.LOSS: "mean", "horizon": "first", "peak_lr": "first",
          "model": "first"})
-    tidy["portion"] = tidy[C.D] / tidy["horizon"]
     note = "misfitting: duplicate (run, D) rows averaged"
+    # two misfitting_70m runs of 250 steps have a checkpoint at step 256: their horizon is
+    # taken as that checkpoint's tokens, so no checkpoint lies past its run's horizon
+    last = tidy.groupby(C.RUN)[C.D].transform("max")
+    if (last > tidy["horizon"]).any():
+        runs = tidy.loc[last > tidy["horizon"], C.RUN].nunique()
+        tidy["horizon"] = np.maximum(tidy["horizon"], last)
+        note += f"; {runs} run(s) with checkpoints past the planned steps: horizon = last D"
+    tidy["portion"] = tidy[C.D] / tidy["horizon"]
     if min_portion > 0:
         tidy = tidy.loc[tidy["portion"] >= min_portion].reset_index(drop=True)
         note += f"; checkpoints before {min_portion:g} of their run dropped"

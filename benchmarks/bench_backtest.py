@@ -3,11 +3,12 @@
 Run: ``python benchmarks/bench_backtest.py [--quick] [--only "DATA/SPLIT,..."]``.  Splits:
 the bundled synthetic sweep (prefix:0.25 / 0.5 / 0.75, level:T_m=8, largest-N, kfold:5) and,
 when ``../shared/data`` is present, the Chinchilla final losses (largest-N, kfold:5) and the
-misfitting curves (12 checkpoints per run, spec ``chinchilla_curves``: prefix:0.25 / 0.5 /
-0.75, largest-N, kfold:5).  Prints one table: per data set and split, MAPE of bayeslaw and of
-the baseline, and bayeslaw's 50% / 90% coverage with the 95% binomial interval of the 90%
-coverage.  ``--quick`` uses short chains; ``--csv F`` appends each row to F as it is measured;
-``--summarize F [F ...]`` judges saved rows against issue 4's targets without running.
+misfitting curves (12 checkpoints per run, spec ``chinchilla_curves`` or ``--curves-spec``, a
+name or a TOML path: prefix:0.25 / 0.5 / 0.75, largest-N, kfold:5).  Prints one table: per
+data set and split, MAPE of bayeslaw and of the baseline, and bayeslaw's 50% / 90% coverage
+with the 95% binomial interval of the 90% coverage.  ``--quick`` uses short chains; ``--csv F``
+appends each row to F as it is measured; ``--summarize F [F ...]`` judges saved rows against
+issue 4's targets without running.
 """
 
 from __future__ import annotations
@@ -111,6 +112,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", help="comma-separated 'data set/split' names to run, e.g. "
                                    "'bundled sweep/level:T_m=8'")
+    ap.add_argument("--curves-spec", default="chinchilla_curves",
+                    help="spec (name or TOML path) for the misfitting curves")
     ap.add_argument("--csv", type=Path, help="append each row to this CSV as it is measured")
     ap.add_argument("--summarize", type=Path, nargs="+", metavar="CSV",
                     help="judge rows saved by earlier --csv runs instead of running")
@@ -136,7 +139,7 @@ def main() -> None:
         # whole curves after warm-up (>= 10% of each run), 12 checkpoints per run
         # (log-spaced, last kept); the run's horizon as a group
         curves = load_misfitting(mis, min_portion=0.1).thin(12)
-        jobs += [("misfitting", curves, "chinchilla_curves", s)
+        jobs += [("misfitting", curves, args.curves_spec, s)
                  for s in ("prefix:0.25", "prefix:0.5", "prefix:0.75", "largest-N", "kfold:5")]
     if args.only:
         keep = set(args.only.split(","))
@@ -145,7 +148,7 @@ def main() -> None:
     for name, data, law, split in jobs:
         t = time.perf_counter()
         n_before = len(rows)
-        spec = bl.load_spec(law) if law == "chinchilla_curves" else bl.load_spec(law=law)
+        spec = bl.load_spec(law)
         res = backtest(data, spec, split, seed=1, **kw)
         table = res.table
         for part in table["split"].unique():

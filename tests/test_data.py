@@ -117,3 +117,16 @@ def test_group_level_must_be_constant_within_run(tidy_frame):
         data.levels("lr")
     with pytest.raises(DataError, match="group column 'dataset' is not in the data"):
         data.levels("dataset")
+
+
+def test_horizon_column_is_checked():
+    frame = pd.DataFrame({"run": ["r1", "r1", "r2"], "N": [1e8, 1e8, 2e8],
+                          "D": [1e9, 2e9, 1e9], "horizon": [2e9, 2e9, 5e8], "loss": 3.0})
+    with pytest.raises(DataError, match=r"row 3 .*D = 1e\+09 past its run's horizon 5e\+08"):
+        bl.load(frame)
+    frame.loc[2, "horizon"] = 1e9
+    frame.loc[1, "horizon"] = 3e9
+    with pytest.raises(DataError, match="several horizon values along its curve"):
+        bl.load(frame)
+    frame.loc[0, "horizon"] = 3e9
+    assert bl.load(frame).frame["horizon"].tolist() == [3e9, 3e9, 1e9]

@@ -170,7 +170,7 @@ def synthetic(spec_name: str) -> bl.LossData:
         table = _iso_table()
     elif spec_name == "chinchilla_curves":  # curves with their learning-rate horizon
         table = design((1e8, 3e8, 1e9), None, np.geomspace(3e7, 2e10, 8))
-        table["horizon"] = np.where(table["N"] > 2e8, 2e10, 1e10)
+        table["horizon"] = np.where(table["N"] > 2e8, 2e10, 4e10)  # no D past its horizon
     else:
         table = design((1e8, 3e8, 1e9), (2, 4, 8), np.geomspace(3e7, 2e10, 8))
     frame, _ = simulate(spec, table, TRUTH[spec.law], effect_sd={"b": 0.05, "E": 0.3},
