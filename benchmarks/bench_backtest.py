@@ -14,6 +14,7 @@ issue 4's targets without running.
 from __future__ import annotations
 
 import argparse
+import re
 import time
 import warnings
 from pathlib import Path
@@ -107,6 +108,19 @@ def report(rows: pd.DataFrame) -> None:
     _print_judged(judge(rows), "every fold a row")
 
 
+def save_forecasts(forecasts: dict[str, pd.DataFrame], folder: Path, data_name: str) -> None:
+    """Write each held-out forecast table to ``folder`` (atomically, one CSV per split and
+    method), so that misses can be grouped by any column of the table afterwards, e.g.
+    ``t.assign(inside=t.loss.between(t.lower_90, t.upper_90)).groupby("peak_lr").inside.mean()``.
+    """
+    from bayeslaw._io import atomic_write_text
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for key, table in forecasts.items():
+        stem = re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{data_name} {key}").strip("_")
+        atomic_write_text(folder / f"{stem}.csv", table.to_csv(index=False))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -115,6 +129,9 @@ def main() -> None:
     ap.add_argument("--curves-spec", default="chinchilla_curves",
                     help="spec (name or TOML path) for the misfitting curves")
     ap.add_argument("--csv", type=Path, help="append each row to this CSV as it is measured")
+    ap.add_argument("--forecasts", type=Path, metavar="DIR",
+                    help="write each split's held-out forecasts (median, bands, truth and the "
+                         "table's other columns) to DIR as CSV")
     ap.add_argument("--summarize", type=Path, nargs="+", metavar="CSV",
                     help="judge rows saved by earlier --csv runs instead of running")
     args = ap.parse_args()
@@ -171,6 +188,8 @@ def main() -> None:
         if args.csv:
             pd.DataFrame(new).to_csv(args.csv, mode="a", index=False,
                                      header=not args.csv.exists())
+        if args.forecasts:
+            save_forecasts(res.forecasts, args.forecasts, name)
     report(pd.DataFrame(rows))
 
 

@@ -51,3 +51,19 @@ def test_folds_pool_into_one_row_per_split(bench):
     assert judged.iloc[1]["cov90_p"] == pytest.approx(stats.binomtest(34, 40, 0.9).pvalue)
     # the non-fold row passes through unchanged
     assert out.iloc[0]["mape_bayeslaw"] == 0.010 and np.isnan(out["r2_bayeslaw"].iloc[1])
+
+
+def test_forecasts_are_saved_per_split_and_method(bench, tmp_path):
+    table = pd.DataFrame({"run": ["r1", "r2"], "D": [1e9, 2e9], "loss": [3.0, 2.9],
+                          "median": [3.1, 2.8], "lower_90": [2.9, 2.85],
+                          "upper_90": [3.2, 2.95], "peak_lr": [1e-3, 2e-3]})
+    bench.save_forecasts({"kfold:5 fold 1 / bayeslaw": table,
+                          "kfold:5 fold 1 / baseline": table.assign(median=0.0)},
+                         tmp_path / "out", "misfitting")
+    files = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert files == ["misfitting_kfold_5_fold_1_baseline.csv",
+                     "misfitting_kfold_5_fold_1_bayeslaw.csv"]
+    back = pd.read_csv(tmp_path / "out" / files[1])
+    pd.testing.assert_frame_equal(back, table)
+    inside = back["loss"].between(back["lower_90"], back["upper_90"])
+    assert inside.tolist() == [True, True] and back.groupby("peak_lr").size().tolist() == [1, 1]
