@@ -70,21 +70,21 @@ def load_misfitting(path: str | Path, *, final_only: bool = False,
     tidy = pd.DataFrame({C.RUN: run, C.N: frame["N"].astype(float),
                          C.D: frame["D"].astype(float), C.LOSS: frame["loss"].astype(float),
                          # tokens at the run's last step (``train_tokens`` is D so far)
-                         "horizon": frame["D"] * frame["total_steps"] / frame["current_steps"],
+                         C.HORIZON: frame["D"] * frame["total_steps"] / frame["current_steps"],
                          "peak_lr": frame["peak_lr"].astype(float),
                          "model": frame["model"].astype(str)})
     tidy = tidy.groupby([C.RUN, C.D], as_index=False, sort=False).agg(
-        {C.N: "first", C.LOSS: "mean", "horizon": "first", "peak_lr": "first",
+        {C.N: "first", C.LOSS: "mean", C.HORIZON: "first", "peak_lr": "first",
          "model": "first"})
     note = "misfitting: duplicate (run, D) rows averaged"
     # two misfitting_70m runs of 250 steps have a checkpoint at step 256: their horizon is
     # taken as that checkpoint's tokens, so no checkpoint lies past its run's horizon
     last = tidy.groupby(C.RUN)[C.D].transform("max")
-    if (last > tidy["horizon"]).any():
-        runs = tidy.loc[last > tidy["horizon"], C.RUN].nunique()
-        tidy["horizon"] = np.maximum(tidy["horizon"], last)
+    if (last > tidy[C.HORIZON]).any():
+        runs = tidy.loc[last > tidy[C.HORIZON], C.RUN].nunique()
+        tidy[C.HORIZON] = np.maximum(tidy[C.HORIZON], last)
         note += f"; {runs} run(s) with checkpoints past the planned steps: horizon = last D"
-    tidy["portion"] = tidy[C.D] / tidy["horizon"]
+    tidy["portion"] = tidy[C.D] / tidy[C.HORIZON]
     if min_portion > 0:
         tidy = tidy.loc[tidy["portion"] >= min_portion].reset_index(drop=True)
         note += f"; checkpoints before {min_portion:g} of their run dropped"

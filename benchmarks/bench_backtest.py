@@ -42,18 +42,24 @@ def judge(rows: pd.DataFrame) -> pd.DataFrame:
     out["mape_ok"] = out["mape_bayeslaw"] <= out["mape_baseline"]
     band = (out["n_test"] < 50) | out["cov90"].between(0.85, 0.95)
     out["cov_ok"] = (out["cov90_p"] >= 0.05) & band
-    # each curve counted once (see metrics.coverage_by_curve); rows saved before that column
-    # existed get it from the pooled rate, as if every curve held that share of its points
+    out = _with_curve_columns(out)
+    out["cov_ok_curves"] = out["cov90_curves_low"].le(0.9) & out["cov90_curves_high"].ge(0.9)
+    return out
+
+
+def _with_curve_columns(rows: pd.DataFrame) -> pd.DataFrame:
+    """Coverage with each curve counted once (see metrics.coverage_by_curve); rows saved
+    before that column existed get it from the pooled rate, as if every curve held that share
+    of its points."""
+    out = rows.copy()
     for col in ("cov90_curves", "cov90_curves_low", "cov90_curves_high"):
         if col not in out:
             out[col] = np.nan
-    old = out["cov90_curves_low"].isna()
-    for i in np.flatnonzero(old):
+    for i in np.flatnonzero(out["cov90_curves_low"].isna()):
         row = out.iloc[i]
         low, high = clopper_pearson(row["cov90"] * row["curves"], int(row["curves"]))
         out.loc[out.index[i], ["cov90_curves", "cov90_curves_low", "cov90_curves_high"]] = (
             row["cov90"], low, high)
-    out["cov_ok_curves"] = out["cov90_curves_low"].le(0.9) & out["cov90_curves_high"].ge(0.9)
     return out
 
 
@@ -66,7 +72,7 @@ def pool_folds(rows: pd.DataFrame) -> pd.DataFrame:
     the folds', and the curve-level share is the sum of per-curve shares over all curves.
     R-hat and divergences are the worst fold's and the sum.  Rows of other splits pass as is.
     """
-    rows = judge(rows)  # fills the curve-level columns of rows saved without them
+    rows = _with_curve_columns(rows)
     fold = rows["split"].str.extract(r"^(kfold:\d+) fold \d+$")[0]
     key = fold.fillna(rows["split"])
     out = []
