@@ -13,8 +13,9 @@ Graph layout (names used in the posterior):
   (``centered = false`` in the spec);
 * ``<p>_run``: the parameter per run when it has effects;
 * ``sigma`` (and ``sigma_spread``, ``sigma_log_dev`` or ``sigma_z``, ``sigma_run`` per
-  run), ``nu``; ``sigma_decay`` (noise falling with D) and ``ar1`` (within-run residual
-  correlation, with the containers ``prev_idx`` and ``is_first``) when the spec asks;
+  run; a fraction of the law's value with ``sigma_relative``), ``nu``; ``sigma_decay``
+  (noise falling with D) and ``ar1`` (within-run residual correlation, with the containers
+  ``prev_idx`` and ``is_first``) when the spec asks;
 * ``A``, ``B``, ``C``: textbook coefficients derived from the centered ones;
 * ``loss``: the observed loss, dims ``obs``;
 * ``<c>_obs`` (``N_obs``, ``D_obs``, ``T_m_obs``, ``P_obs``, ...), ``run_idx``, ``loss_obs``:
@@ -276,6 +277,8 @@ class LossModel:
             if lk.sigma_decay is not None:
                 decay = lk.sigma_decay.create("sigma_decay")
                 sigma = sigma * pt.exp(-decay * pt.log(cov[C.D] / spec.reference[C.D]))
+            if lk.sigma_relative:  # a fraction of the law's value: noise on log-loss
+                sigma = sigma * mu
             loc = mu
             if lk.ar1 is not None:  # conditional on the previous point of the run
                 phi = lk.ar1.create("ar1")

@@ -102,16 +102,21 @@ def parameter_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator
     return theta
 
 
-def noise_scale_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
-    """Marginal noise scale per draw and row, ``(S, n)``.
+def noise_scale_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator,
+                      mu: np.ndarray) -> np.ndarray:
+    """Marginal noise scale per draw and row, ``(S, n)``, given the law's value ``mu``.
 
     New runs / levels draw theirs from the population; with ``sigma_decay`` the scale falls
-    as ``(D / D_ref) ** -sigma_decay``.
+    as ``(D / D_ref) ** -sigma_decay``; with ``sigma_relative`` it is a fraction of ``mu``
+    (the draws of :func:`mean_draws` on the same rows).
     """
+    lk = fit.spec.likelihood
     scale = _base_scale(fit, table, rng)
-    if fit.spec.likelihood.sigma_decay is not None:
+    if lk.sigma_decay is not None:
         d = table[C.D].to_numpy(float)[None, :] / fit.spec.reference[C.D]
         scale = scale * np.exp(-fit.draws("sigma_decay")[:, None] * np.log(d))
+    if lk.sigma_relative:
+        scale = scale * mu
     return scale
 
 
@@ -186,7 +191,7 @@ def log_likelihood(fit: Fit, points: pd.DataFrame, *, seed: int = 0,
     rng = np.random.default_rng(seed)
     y = points[C.LOSS].to_numpy(float)
     mu = mean_draws(fit, points, rng)
-    scale = noise_scale_draws(fit, points, rng)
+    scale = noise_scale_draws(fit, points, rng, mu)
     phi_prior = fit.spec.likelihood.ar1
     if conditional and phi_prior is not None:
         from .model import previous_rows
@@ -289,7 +294,7 @@ def predict(fit: Fit, points: pd.DataFrame, *, kind: str = "predictive",
     points = points.reset_index(drop=True)
     draws = mean_draws(fit, points, rng)
     if kind == "predictive":
-        draws = draws + _noise(fit, noise_scale_draws(fit, points, rng), rng)
+        draws = draws + _noise(fit, noise_scale_draws(fit, points, rng, draws), rng)
     return _summarise(points, draws, kind, probs)
 
 
@@ -339,7 +344,7 @@ def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: 
     mus, scales, logw = [], [], []
     for _ in range(replicates):
         mu = mean_draws(fit, table, rng)
-        scale = noise_scale_draws(fit, table, rng)
+        scale = noise_scale_draws(fit, table, rng, mu)
         ll = _log_density(fit, y, mu[:, :n_log], scale[:, :n_log])
         mus.append(mu[:, n_log:])
         scales.append(scale[:, n_log:])

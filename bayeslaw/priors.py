@@ -131,8 +131,11 @@ class Likelihood:
 
     The noise of point ``i`` of run ``r`` has marginal scale
     ``s_i = sigma_r * (D_i / D_ref) ** -sigma_decay`` (``sigma_decay`` only when given a
-    prior: noise that shrinks as training goes on).  With an ``ar1`` prior, standardised
-    residuals of consecutive points of a run follow an AR(1) with correlation ``ar1``:
+    prior: noise that shrinks as training goes on), times the law's value ``mu_i`` when
+    ``sigma_relative`` (``sigma`` is then a fraction of the loss: noise on the log-loss
+    scale, as the least-squares baseline's Huber loss on log-loss assumes).  With an ``ar1``
+    prior, standardised residuals of consecutive points of a run follow an AR(1) with
+    correlation ``ar1``:
     ``y_i | y_(i-1) ~ family(mu_i + ar1 * s_i / s_(i-1) * e_(i-1), s_i * sqrt(1 - ar1^2))``
     (the first point of a run: scale ``s_i``), so ``s_i`` stays the marginal scale that
     predictions far from the data use.
@@ -146,6 +149,7 @@ class Likelihood:
     sigma_centered: bool | str = "auto"
     sigma_decay: Prior | None = None
     ar1: Prior | None = None
+    sigma_relative: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form."""
@@ -160,6 +164,8 @@ class Likelihood:
             out["sigma_decay"] = self.sigma_decay.to_dict()
         if self.ar1 is not None:
             out["ar1"] = self.ar1.to_dict()
+        if self.sigma_relative:
+            out["sigma_relative"] = True
         return out
 
 
@@ -394,6 +400,16 @@ def _centered(value: Any, where: str) -> bool | str:
     raise SpecError(f"{where} must be true, false or \"auto\", got {value!r}")
 
 
+LIKELIHOOD_KEYS = frozenset({"family", "sigma", "sigma_by", "sigma_spread", "nu",
+                             "sigma_centered", "sigma_decay", "ar1", "sigma_relative"})
+
+
+def _flag(value: Any, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise SpecError(f"{where} must be true or false, got {value!r}")
+
+
 def _parse(d: Mapping[str, Any]) -> ModelSpec:
     known = {"law", "description", "reference", "fixed", "priors", "effects", "likelihood",
              "sampler"}
@@ -450,6 +466,10 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
     if len(set(keys)) != len(keys):
         raise SpecError("an effect (param, group) pair is listed twice in [[effects]]")
     lk = dict(d.get("likelihood", {}))
+    unknown = set(lk) - LIKELIHOOD_KEYS
+    if unknown:
+        raise SpecError(f"unknown [likelihood] key(s) {sorted(unknown)}; allowed: "
+                        f"{sorted(LIKELIHOOD_KEYS)}")
     family = lk.get("family", "student_t")
     if family not in LIKELIHOODS:
         raise SpecError(f"likelihood.family must be one of {LIKELIHOODS}, got {family!r}")
@@ -473,6 +493,7 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
         sigma_decay=_prior(lk["sigma_decay"], "likelihood.sigma_decay")
         if lk.get("sigma_decay") is not None else None,
         ar1=_prior(lk["ar1"], "likelihood.ar1") if lk.get("ar1") is not None else None,
+        sigma_relative=_flag(lk.get("sigma_relative", False), "likelihood.sigma_relative"),
     )
     if likelihood.sigma_decay is not None and "D" not in law.covariates:
         raise SpecError(f"likelihood.sigma_decay makes the noise fall with D, but law "

@@ -85,6 +85,8 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
     sigma_decay, ar1 : float
         Noise scale falling as ``(D / D_ref) ** -sigma_decay``; AR(1) correlation of
         consecutive standardised residuals of a run (rows must be sorted by run, then D).
+        With the spec's ``likelihood.sigma_relative`` the scale is also multiplied by the
+        law's value (``sigma`` is then a fraction of the loss).
     seed : int or Generator
     """
     rng = np.random.default_rng(seed)
@@ -123,6 +125,8 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
     scale = scale_run[run_idx]
     if sigma_decay:
         scale = scale * (out[C.D].to_numpy(float) / spec.reference[C.D]) ** -sigma_decay
+    if lk.sigma_relative:  # sigma is a fraction of the law's value
+        scale = scale * mu
     if ar1:  # standardised residuals follow an AR(1) along each run (rows sorted by D)
         from .model import previous_rows
 

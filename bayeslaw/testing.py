@@ -179,7 +179,7 @@ def posterior_predictive_check(fit_: Fit, *, prob: float = 0.9, alpha: float = 0
     frame = fit_.data.frame
     y = frame[C.LOSS].to_numpy(float)
     mu = mean_draws(fit_, frame, rng)
-    scale = noise_scale_draws(fit_, frame, rng)
+    scale = noise_scale_draws(fit_, frame, rng, mu)
     y_rep = mu + _noise(fit_, scale, rng)
     lo, hi = np.quantile(y_rep, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
     cov = coverage(y, lo, hi, prob, confidence=1 - alpha)
@@ -236,8 +236,8 @@ def simulate_from_draw(fit_: Fit, draw: int, *, seed: int = 0) -> LossData:
     """The fit's own points with losses simulated from one posterior draw (all parameters)."""
     rng = np.random.default_rng(seed)
     frame = fit_.data.frame
-    mu = mean_draws(fit_, frame, rng)[draw]
-    scale = noise_scale_draws(fit_, frame, rng)[draw]
+    mu_all = mean_draws(fit_, frame, rng)
+    mu, scale = mu_all[draw], noise_scale_draws(fit_, frame, rng, mu_all)[draw]
     sim = frame.copy()
     eps = _noise(fit_, scale[None, :], rng, draw_index=np.array([draw]))[0]
     sim[C.LOSS] = mu + eps

@@ -134,6 +134,8 @@ def main() -> None:
                                    "'bundled sweep/level:T_m=8'")
     ap.add_argument("--curves-spec", default="chinchilla_curves",
                     help="spec (name or TOML path) for the misfitting curves")
+    ap.add_argument("--chinchilla-spec", default="chinchilla",
+                    help="spec (name or TOML path) for the Chinchilla final losses")
     ap.add_argument("--csv", type=Path, help="append each row to this CSV as it is measured")
     ap.add_argument("--forecasts", type=Path, metavar="DIR",
                     help="write each split's held-out forecasts (median, bands, truth and the "
@@ -153,7 +155,7 @@ def main() -> None:
     if chin.exists():
         from bayeslaw.public_data import load_chinchilla
 
-        jobs += [("chinchilla_epoch", load_chinchilla(chin), "chinchilla", s)
+        jobs += [("chinchilla_epoch", load_chinchilla(chin), args.chinchilla_spec, s)
                  for s in ("largest-N", "kfold:5")]
     mis = SHARED / "misfitting" / "scaling_results.csv"
     if mis.exists():

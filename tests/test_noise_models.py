@@ -24,6 +24,8 @@ NOISE = {
     "ar1": {"ar1": {"dist": "Beta", "alpha": 2.0, "beta": 2.0}},
     "both": {"sigma_decay": {"dist": "HalfNormal", "sigma": 0.3},
              "ar1": {"dist": "Beta", "alpha": 2.0, "beta": 2.0}},
+    "relative+ar1": {"sigma_relative": True, "sigma": {"dist": "HalfNormal", "sigma": 0.01},
+                     "ar1": {"dist": "Beta", "alpha": 2.0, "beta": 2.0}},
 }
 
 
@@ -47,7 +49,7 @@ def test_previous_rows():
     assert first.tolist() == [1, 0, 0, 1, 0, 1]
 
 
-@pytest.mark.parametrize("kind", ["decay", "ar1", "both"])
+@pytest.mark.parametrize("kind", ["decay", "ar1", "both", "relative+ar1"])
 @pytest.mark.parametrize("family", ["student_t", "normal"])
 def test_numpy_log_likelihood_equals_the_graph(curves, kind, family):
     import arviz as az
@@ -78,11 +80,34 @@ def test_noise_scale_falls_with_D(curves):
     fake = Fit(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=curves,
                provenance={})
     one_run = curves.frame[curves.frame["run"] == curves.runs[0]]
-    scale = noise_scale_draws(fake, one_run, np.random.default_rng(0))
+    scale = noise_scale_draws(fake, one_run, np.random.default_rng(0), np.ones((10, 1)))
     decay = fake.draws("sigma_decay")
     d = one_run["D"].to_numpy()
     # scale ratio between two points = (D1 / D0) ** -decay, draw by draw
     np.testing.assert_allclose(scale[:, -1] / scale[:, 0], (d[-1] / d[0]) ** -decay)
+
+
+def test_relative_noise_is_a_fraction_of_the_law(curves):
+    import arviz as az
+    import pymc as pm
+
+    spec = noise_spec(NOISE["relative+ar1"])
+    with get_model(spec, curves).model:
+        prior = pm.sample_prior_predictive(draws=10, random_seed=4)
+    fake = Fit(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=curves,
+               provenance={})
+    frame = curves.frame
+    mu = np.random.default_rng(1).uniform(2.0, 4.0, size=(10, len(frame)))
+    scale = noise_scale_draws(fake, frame, np.random.default_rng(0), mu)
+    sigma_run = fake.draws("sigma_run")[:, curves.run_index]
+    np.testing.assert_allclose(scale, sigma_run * mu)
+
+
+def test_likelihood_keys_are_checked():
+    with pytest.raises(SpecError, match=r"unknown \[likelihood\] key\(s\) \['sigma_relativ'\]"):
+        noise_spec({"sigma_relativ": True})
+    with pytest.raises(SpecError, match="sigma_relative must be true or false"):
+        noise_spec({"sigma_relative": "yes"})
 
 
 def test_ar1_needs_a_correlation_prior_and_decay_needs_D():
