@@ -52,8 +52,9 @@ def load_misfitting(path: str | Path, *, final_only: bool = False,
     * ``final_only=True``: one row per run at its horizon (duplicates averaged) - the data
       for an N-D law such as ``chinchilla``;
     * ``final_only=False``: whole curves, with the run's planned tokens as the run-level column
-      ``horizon`` (usable as a group) and ``portion`` = D / horizon, so a model can tell an
-      intermediate checkpoint from a finished run.
+      ``horizon`` (usable as a group), the run's ``peak_lr`` (the group of the
+      ``chinchilla_curves`` spec's data-term effects) and ``portion`` = D / horizon, so a
+      model can tell an intermediate checkpoint from a finished run.
 
     ``min_portion`` drops checkpoints earlier than that share of their run (warm-up and the
     early transient, where loss falls from 6 to 4 nats and no N-D law applies).  The

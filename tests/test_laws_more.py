@@ -168,9 +168,10 @@ def synthetic(spec_name: str) -> bl.LossData:
         table = _streams_table(with_D=True)
     elif spec.law == "iso_depth":
         table = _iso_table()
-    elif spec_name == "chinchilla_curves":  # curves with their learning-rate horizon
+    elif spec_name == "chinchilla_curves":  # curves with their learning rate and horizon
         table = design((1e8, 3e8, 1e9), None, np.geomspace(3e7, 2e10, 8))
         table["horizon"] = np.where(table["N"] > 2e8, 2e10, 4e10)  # no D past its horizon
+        table["peak_lr"] = np.where(table["N"] > 5e8, 1e-3, 2e-3)
     else:
         table = design((1e8, 3e8, 1e9), (2, 4, 8), np.geomspace(3e7, 2e10, 8))
     frame, _ = simulate(spec, table, TRUTH[spec.law], effect_sd={"b": 0.05, "E": 0.3},
