@@ -70,15 +70,19 @@ def test_numpy_log_likelihood_equals_the_graph(curves, kind, family):
     np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=1e-6)
 
 
-def test_noise_scale_falls_with_D(curves):
+def prior_fit(spec: ModelSpec, data: bl.LossData, seed: int) -> Fit:
+    """A ``Fit`` whose posterior is 10 prior draws of ``spec`` (no sampling)."""
     import arviz as az
     import pymc as pm
 
-    spec = noise_spec(NOISE["decay"])
-    with get_model(spec, curves).model:
-        prior = pm.sample_prior_predictive(draws=10, random_seed=2)
-    fake = Fit(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=curves,
+    with get_model(spec, data).model:
+        prior = pm.sample_prior_predictive(draws=10, random_seed=seed)
+    return Fit(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=data,
                provenance={})
+
+
+def test_noise_scale_falls_with_D(curves):
+    fake = prior_fit(noise_spec(NOISE["decay"]), curves, seed=2)
     one_run = curves.frame[curves.frame["run"] == curves.runs[0]]
     scale = noise_scale_draws(fake, one_run, np.random.default_rng(0), np.ones((10, 1)))
     decay = fake.draws("sigma_decay")
@@ -88,19 +92,23 @@ def test_noise_scale_falls_with_D(curves):
 
 
 def test_relative_noise_is_a_fraction_of_the_law(curves):
-    import arviz as az
-    import pymc as pm
-
-    spec = noise_spec(NOISE["relative+ar1"])
-    with get_model(spec, curves).model:
-        prior = pm.sample_prior_predictive(draws=10, random_seed=4)
-    fake = Fit(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=curves,
-               provenance={})
+    fake = prior_fit(noise_spec(NOISE["relative+ar1"]), curves, seed=4)
     frame = curves.frame
     mu = np.random.default_rng(1).uniform(2.0, 4.0, size=(10, len(frame)))
     scale = noise_scale_draws(fake, frame, np.random.default_rng(0), mu)
     sigma_run = fake.draws("sigma_run")[:, curves.run_index]
     np.testing.assert_allclose(scale, sigma_run * mu)
+
+
+def test_simulated_relative_noise_scales_with_the_loss():
+    spec = noise_spec({"sigma_relative": True}, "normal")
+    frame = design((1e8, 1e9), (2, 8), np.geomspace(3e7, 2e10, 200))
+    sim, _ = simulate(spec, frame, DEFAULT_TRUTH, sigma=0.01, sigma_spread=0.0, seed=6)
+    mu = simulate(spec, frame, DEFAULT_TRUTH, sigma=0.0, sigma_spread=0.0, seed=6)[0]["loss"]
+    rel = ((sim["loss"] - mu) / mu).to_numpy()
+    # 800 normal draws of sd 0.01: the sample sd has sd 0.01 / sqrt(1600) = 0.00025, so 10% is
+    # 4 of those sds; an absolute scale of 0.01 nats would give about 0.01 / 3 here
+    assert abs(rel.std() - 0.01) < 0.001
 
 
 def test_likelihood_keys_are_checked():
