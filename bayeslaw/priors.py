@@ -38,6 +38,9 @@ _DISTS: dict[str, frozenset[str]] = {
     "Beta": frozenset({"alpha", "beta"}),
 }
 LIKELIHOODS = ("student_t", "normal")
+#: keys allowed in a spec's ``[likelihood]`` table
+LIKELIHOOD_KEYS = frozenset({"family", "sigma", "sigma_by", "sigma_spread", "nu",
+                             "sigma_centered", "sigma_decay", "ar1", "sigma_relative"})
 POOLINGS = ("partial", "none")
 
 
@@ -398,10 +401,6 @@ def _centered(value: Any, where: str) -> bool | str:
     if value == "auto" or isinstance(value, bool):
         return value
     raise SpecError(f"{where} must be true, false or \"auto\", got {value!r}")
-
-
-LIKELIHOOD_KEYS = frozenset({"family", "sigma", "sigma_by", "sigma_spread", "nu",
-                             "sigma_centered", "sigma_decay", "ar1", "sigma_relative"})
 
 
 def _flag(value: Any, where: str) -> bool:

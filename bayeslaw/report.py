@@ -198,6 +198,8 @@ def _spec_section(fit: Fit, title: str, level: int) -> Section:
         rows["noise decay with D (exponent)"] = _prior_text(lk.sigma_decay)
     if lk.ar1 is not None:
         rows["within-run AR(1) correlation"] = _prior_text(lk.ar1)
+    if lk.sigma_relative:
+        rows["noise scale relative to"] = "the law's value (sigma is a fraction of the loss)"
     blocks.append(Block("Observation model: how an observed loss scatters around the law.",
                         pd.DataFrame({"value": rows}).rename_axis("likelihood")))
     return Section(title, tuple(blocks), level)
