@@ -15,7 +15,7 @@ import copy
 import json
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -38,9 +38,6 @@ _DISTS: dict[str, frozenset[str]] = {
     "Beta": frozenset({"alpha", "beta"}),
 }
 LIKELIHOODS = ("student_t", "normal")
-#: keys allowed in a spec's ``[likelihood]`` table
-LIKELIHOOD_KEYS = frozenset({"family", "sigma", "sigma_by", "sigma_spread", "nu",
-                             "sigma_centered", "sigma_decay", "ar1", "sigma_relative"})
 POOLINGS = ("partial", "none")
 
 
@@ -170,6 +167,10 @@ class Likelihood:
         if self.sigma_relative:
             out["sigma_relative"] = True
         return out
+
+
+#: keys allowed in a spec's ``[likelihood]`` table: the fields of :class:`Likelihood`
+LIKELIHOOD_KEYS = frozenset(f.name for f in fields(Likelihood))
 
 
 @dataclass(frozen=True)
