@@ -137,6 +137,9 @@ def main() -> None:
     ap.add_argument("--chinchilla-spec", default="chinchilla",
                     help="spec (name or TOML path) for the Chinchilla final losses")
     ap.add_argument("--csv", type=Path, help="append each row to this CSV as it is measured")
+    ap.add_argument("--min-tokens", type=float, default=1e9, metavar="D",
+                    help="misfitting: drop checkpoints before D tokens (default 1e9; 0 keeps "
+                         "the early transient)")
     ap.add_argument("--forecasts", type=Path, metavar="DIR",
                     help="write each split's held-out forecasts (median, bands, truth and the "
                          "table's other columns) to DIR as CSV")
@@ -161,9 +164,10 @@ def main() -> None:
     if mis.exists():
         from bayeslaw.public_data import load_misfitting
 
-        # whole curves after warm-up (>= 10% of each run), 12 checkpoints per run
-        # (log-spaced, last kept); the run's horizon as a group
-        curves = load_misfitting(mis, min_portion=0.1).thin(12)
+        # whole curves after warm-up (>= 10% of each run) and past the early transient
+        # (--min-tokens, default 1e9: see load_misfitting), 12 checkpoints per run
+        # (log-spaced, last kept)
+        curves = load_misfitting(mis, min_portion=0.1, min_tokens=args.min_tokens).thin(12)
         jobs += [("misfitting", curves, args.curves_spec, s)
                  for s in ("prefix:0.25", "prefix:0.5", "prefix:0.75", "largest-N", "kfold:5")]
     if args.only:

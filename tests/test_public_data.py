@@ -44,6 +44,23 @@ def test_misfitting_loader_keeps_horizon_apart(shared_data):
         load_misfitting(path, min_portion=1.5)
 
 
+def test_misfitting_min_tokens_drops_the_early_transient_by_tokens(shared_data):
+    path = shared_data / "misfitting" / "scaling_results.csv"
+    curves = load_misfitting(path, min_portion=0.1)
+    past = load_misfitting(path, min_portion=0.1, min_tokens=1e9)
+    assert past.frame["D"].min() >= 1e9
+    kept = curves.frame["D"] >= 1e9
+    assert len(past) == kept.sum()
+    # runs that never reach 1e9 tokens go whole; the others keep every checkpoint past it
+    short = curves.frame.groupby("run")["D"].max() < 1e9
+    assert set(past.frame["run"]) == set(short.index[~short])
+    assert any(f"({short.sum()} shorter run(s) dropped whole)" in n for n in past.notes)
+    with pytest.raises(DataError, match="min_tokens=1e\\+12 drops every checkpoint"):
+        load_misfitting(path, min_tokens=1e12)
+    with pytest.raises(DataError, match="min_tokens"):
+        load_misfitting(path, min_tokens=-1.0)
+
+
 def test_loader_rejects_wrong_file(tmp_path):
     bad = tmp_path / "x.csv"
     bad.write_text("a,b\n1,2\n")
