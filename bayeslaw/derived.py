@@ -101,11 +101,26 @@ def _needs_T(fit: Fit, T_m: float | None) -> bool:
     return has_T
 
 
-def _points(N: Any, D: Any, T_m: Any, has_T: bool) -> pd.DataFrame:
-    cols = {C.N: np.atleast_1d(np.asarray(N, float)), C.D: np.atleast_1d(np.asarray(D, float))}
-    if has_T:
-        cols[C.T_M] = np.atleast_1d(np.asarray(T_m, float))
-    return pd.DataFrame(cols)
+def _needs_N_only(fit: Fit, what: str) -> None:
+    """Check the law's size and cost per token are one number ``N`` (with ``T_m``)."""
+    extra = [c for c in fit.spec.law_obj.covariates if c not in (C.N, C.D, C.T_M)]
+    if extra:
+        raise SpecError(f"{what} searches or costs one model size N; law {fit.spec.law!r} "
+                        f"also needs {extra}, so it is not defined for this law: forecast "
+                        "chosen points with bayeslaw.predict or loss_at(..., columns=...)")
+
+
+def _points(N: Any, D: Any, T_m: Any, has_T: bool,
+            columns: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    names = [C.N, C.D, C.T_M] if has_T else [C.N, C.D]
+    values = np.broadcast_arrays(*(np.atleast_1d(np.asarray(v, float))
+                                   for v in (N, D, T_m)[:len(names)]))
+    table = pd.DataFrame(dict(zip(names, values, strict=True)))
+    for name, value in (columns or {}).items():
+        if name in (C.N, C.D, C.T_M):
+            raise SpecError(f"columns must not repeat {name!r}: it is an argument of its own")
+        table[name] = value
+    return table
 
 
 def default_cost_per_token(N: np.ndarray, T_m: float | None) -> np.ndarray:
@@ -118,6 +133,7 @@ def default_cost_per_token(N: np.ndarray, T_m: float | None) -> np.ndarray:
 
 def largest_run_compute(fit: Fit, cost_per_token: CostPerToken | None = None) -> float:
     """Training compute (FLOPs) of the fit's most expensive run: ``cost(N, T_m) * D_max``."""
+    _needs_N_only(fit, "largest_run_compute")
     cost = cost_per_token or default_cost_per_token
     frame = fit.data.frame
     group = frame[C.RUN] if C.RUN in frame.columns else np.arange(len(frame))
@@ -130,7 +146,8 @@ def largest_run_compute(fit: Fit, cost_per_token: CostPerToken | None = None) ->
 
 
 def loss_at(fit: Fit, N: float, D: float, T_m: float | None = None, *,
-            kind: str = "epistemic", seed: int = 0) -> Derived:
+            columns: Mapping[str, Any] | None = None, kind: str = "epistemic",
+            seed: int = 0) -> Derived:
     """Posterior draws of the loss at one point ``(N, D, T_m)``.
 
     Parameters
@@ -140,6 +157,9 @@ def loss_at(fit: Fit, N: float, D: float, T_m: float | None = None, *,
         Model size (parameters) and training tokens.
     T_m : float, optional
         Maximum recurrent steps (required by laws with a ``T_m`` term).
+    columns : mapping, optional
+        Further columns of the point: the law's other covariates (``P``, ``N_once``,
+        ``N_rec``) and the spec's group columns (e.g. ``{"peak_lr": 2e-3}``).
     kind : {"epistemic", "predictive"}
         The law's value, or a new observed loss (noise included).
     seed : int
@@ -151,8 +171,10 @@ def loss_at(fit: Fit, N: float, D: float, T_m: float | None = None, *,
         ``draws`` of shape ``(S,)``.
     """
     has_T = _needs_T(fit, T_m)
-    pred = predict(fit, _points(N, D, T_m, has_T), kind=kind, seed=seed)
+    pred = predict(fit, _points(N, D, T_m, has_T, columns), kind=kind, seed=seed)
     where = f"N = {N:.3g}, D = {D:.3g}" + (f", T_m = {T_m:g}" if has_T else "")
+    where += "".join(f", {k} = {v:.3g}" if isinstance(v, (int, float)) else f", {k} = {v}"
+                     for k, v in (columns or {}).items())
     what = "the law's value" if kind == "epistemic" else "a new observed loss"
     return Derived("loss_at", pred.draws[:, 0],
                    f"Posterior draws of {what} at {where} (new levels drawn from the "
@@ -230,6 +252,7 @@ def compute_optimal(fit: Fit, budget: float, *, T_m: float | None = None,
         whose optimum is the first or last grid point (widen the grid when it is not 0).
     """
     _needs_T(fit, T_m)
+    _needs_N_only(fit, "compute_optimal")
     if not (np.isfinite(budget) and budget > 0):
         raise SpecError(f"budget must be a positive number of FLOPs, got {budget!r}")
     cost = cost_per_token or default_cost_per_token
@@ -286,7 +309,8 @@ def _candidates(fit: Fit, candidates: Sequence[float]) -> list[float]:
 
 
 def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 4, 8, 16), *,
-             kind: str = "epistemic", seed: int = 0) -> Derived:
+             columns: Mapping[str, Any] | None = None, kind: str = "epistemic",
+             seed: int = 0) -> Derived:
     """Which recurrent depth gives the lowest loss at ``(N, D)``, per posterior draw.
 
     Parameters
@@ -297,6 +321,8 @@ def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 
         Model size and training tokens.
     candidates : sequence of float
         Depths compared; an unfitted depth draws its effects from the population.
+    columns : mapping, optional
+        Further columns of the points, as in :func:`loss_at`.
     kind : {"epistemic", "predictive"}
         Compare the law's values (default) or new observed losses.
     seed : int
@@ -309,14 +335,15 @@ def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 
         (summing to 1) that each candidate has the lowest loss.
     """
     values = _candidates(fit, candidates)
-    table = pd.DataFrame({C.N: float(N), C.D: float(D), C.T_M: values})
+    table = _points(np.full(len(values), float(N)), float(D), values, True, columns)
     return _best_of("best_T_m", fit, table, values, kind, seed,
                     f"at N = {N:.3g}, D = {D:.3g}")
 
 
 def best_T_m_at_budget(fit: Fit, N: float, budget: float,
                        candidates: Sequence[float] = (1, 2, 4, 8, 16), *,
-                       cost_per_token: CostPerToken | None = None, kind: str = "epistemic",
+                       cost_per_token: CostPerToken | None = None,
+                       columns: Mapping[str, Any] | None = None, kind: str = "epistemic",
                        seed: int = 0) -> Derived:
     """As :func:`best_T_m` at a fixed compute budget: ``D = budget / cost(N, T_m)``.
 
@@ -324,8 +351,9 @@ def best_T_m_at_budget(fit: Fit, N: float, budget: float,
     (``D = C / (6 N T_m)`` by default).
     """
     values = _candidates(fit, candidates)
+    _needs_N_only(fit, "best_T_m_at_budget")
     cost = cost_per_token or default_cost_per_token
     D = [float(budget / np.asarray(cost(np.array([float(N)]), t), float)[0]) for t in values]
-    table = pd.DataFrame({C.N: float(N), C.D: D, C.T_M: values})
+    table = _points(np.full(len(values), float(N)), D, values, True, columns)
     return _best_of("best_T_m_at_budget", fit, table, values, kind, seed,
                     f"at N = {N:.3g} and a budget of {budget:.3g} FLOPs")

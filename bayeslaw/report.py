@@ -281,69 +281,110 @@ def _effects_section(fit: Fit, title: str, level: int, tag: str) -> Section:
                     "forest plot of group effects")),), level)
 
 
+def _config_columns(fit: Fit) -> list[str]:
+    """Columns a forecast point needs besides ``N`` and ``D``.
+
+    The law's other covariates (``T_m``, ``P``, ``N_once``, ...) and the spec's group
+    columns other than ``run``.
+    """
+    cols = [c for c in fit.spec.law_obj.covariates if c not in (C.N, C.D)]
+    cols += [e.group for e in fit.spec.effects if e.group not in (C.RUN, C.N, C.D)]
+    return list(dict.fromkeys(cols))
+
+
+def _forecast_table(fit: Fit, points: pd.DataFrame, others: list[str], label: str,
+                    seed: int) -> pd.DataFrame:
+    """Epistemic median and 90% interval at ``points``, indexed by the ``others`` columns."""
+    from .predict import predict
+
+    pred = predict(fit, points, kind="epistemic", probs=(0.9,), seed=seed).table
+    table = pred[[*others, "median", "lower_90", "upper_90"]].copy()
+    for col in others:  # index labels as the report prints numbers: 4, not 4.0
+        if pd.api.types.is_numeric_dtype(table[col]):
+            table[col] = [f"{v:g}" for v in table[col]]
+    return table.set_index(others) if others else table.rename(index={0: label})
+
+
 def _derived_section(fit: Fit, title: str, level: int, budget: float | None,
                      seed: int) -> Section:
     from . import derived
 
-    frame = fit.data.frame
-    if C.D not in fit.spec.law_obj.covariates:
+    frame, law = fit.data.frame, fit.spec.law_obj
+    if C.D not in law.covariates:
         return _derived_without_D(fit, title, level, seed)
-    has_T = C.T_M in fit.spec.law_obj.covariates
-    depths = sorted(float(t) for t in frame[C.T_M].unique()) if has_T else [None]
+    has_T = C.T_M in law.covariates
     n_max, d_max = float(frame[C.N].max()), float(frame[C.D].max())
-    largest = derived.largest_run_compute(fit)
-    why = "" if budget else " (ten times the largest run)"
-    budget = budget or 10 * largest
-    cost = "6 N T_m" if has_T else "6 N"
+    # every configuration (depth, streams, group level, ...) the largest model was run with
+    others = _config_columns(fit)
+    biggest = frame.loc[frame[C.N] == n_max].sort_values(C.D)
+    configs = (biggest[others].drop_duplicates().sort_values(others) if others
+               else pd.DataFrame(index=[0]))
+    points = configs.assign(**{C.N: n_max, C.D: 10 * d_max}).reset_index(drop=True)
+    at = _forecast_table(fit, points, others, "-", seed)
+    blocks = [Block(f"Forecast of the law's value (epistemic: no observation noise) at the "
+                    f"largest model size N = {_g(n_max)}, for each configuration it was run "
+                    f"with, trained on ten times the most tokens seen, D = {_g(10 * d_max)}: "
+                    "posterior median and 90% interval.", at)]
+    extra = [c for c in law.covariates if c not in (C.N, C.D, C.T_M)]
+    if extra:
+        blocks.append(Block(f"No compute-optimal allocation: law {law.name!r} needs "
+                            f"{', '.join(extra)} besides N, D and T_m, so neither its model "
+                            "size nor its cost per token is one number N to search over. "
+                            "Forecast chosen configurations with `bayeslaw.predict`."))
+    else:
+        depths = sorted(float(t) for t in frame[C.T_M].unique()) if has_T else [None]
+        largest = derived.largest_run_compute(fit)
+        why = "" if budget else " (ten times the largest run)"
+        budget = budget or 10 * largest
+        cost = "6 N T_m" if has_T else "6 N"
 
-    def key(t: float | None) -> str:
-        return "-" if t is None else f"{t:g}"
+        def key(t: float | None) -> str:
+            return "-" if t is None else f"{t:g}"
 
-    at = pd.DataFrame({key(t): derived.loss_at(fit, n_max, 10 * d_max, t, seed=seed)
-                       .summary().iloc[0] for t in depths}).T.rename_axis(C.T_M)
-    opt = {key(t): derived.compute_optimal(fit, budget, T_m=t, seed=seed) for t in depths}
-    opt_table = pd.DataFrame({k: {q: _interval(v) for q, v in r.as_dict().items()}
-                              | {"at_grid_edge": f"{r.columns['at_grid_edge']['N_opt']:.0%}"}
-                              for k, r in opt.items()}).T.rename_axis(C.T_M)
-    blocks = [
-        Block(f"Forecast of the law's value (epistemic: no observation noise) at the largest "
-              f"model size N = {_g(n_max)} trained on ten times the most tokens seen, "
-              f"D = {_g(10 * d_max)}: posterior median and 90% interval.", at),
-        Block(f"Compute-optimal allocation at a budget of C = {_g(budget)} FLOPs{why}, at a "
-              f"cost of {cost} FLOPs per token: per posterior draw, the N and "
-              f"D = C / ({cost}) that minimise a typical curve's loss, as median [90% "
-              "interval]; `at_grid_edge` is the share of draws whose optimum hit the search "
-              "grid's end.", opt_table),
-    ]
+        opt = {key(t): derived.compute_optimal(fit, budget, T_m=t, seed=seed) for t in depths}
+        opt_table = pd.DataFrame(
+            {k: {q: _interval(v) for q, v in r.as_dict().items()}
+             | {"at_grid_edge": f"{r.columns['at_grid_edge']['N_opt']:.0%}"}
+             for k, r in opt.items()}).T.rename_axis(C.T_M)
+        blocks.append(Block(
+            f"Compute-optimal allocation at a budget of C = {_g(budget)} FLOPs{why}, at a "
+            f"cost of {cost} FLOPs per token: per posterior draw, the N and "
+            f"D = C / ({cost}) that minimise a typical curve's loss (group effects other "
+            "than T_m's at their population value), as median [90% interval]; "
+            "`at_grid_edge` is the share of draws whose optimum hit the search grid's end.",
+            opt_table))
     if has_T:
-        candidates = sorted({1.0, 2.0, 4.0, 8.0, 16.0} | set(depths))
-        best = derived.best_T_m(fit, n_max, d_max, candidates, seed=seed)
+        # the largest model's other columns, as in its longest run
+        fixed = {c: biggest[c].iloc[-1] for c in others if c != C.T_M}
+        given = "".join(f", {c} = {_g(v) if isinstance(v, (int, float)) else v}"
+                        for c, v in fixed.items())
+        candidates = sorted({1.0, 2.0, 4.0, 8.0, 16.0}
+                            | {float(t) for t in frame[C.T_M].unique()})
+        best = derived.best_T_m(fit, n_max, d_max, candidates, columns=fixed, seed=seed)
         blocks.append(Block(f"Which depth T_m gives the lowest loss at N = {_g(n_max)}, "
-                            f"D = {_g(d_max)}: the loss per depth and the posterior "
+                            f"D = {_g(d_max)}{given}: the loss per depth and the posterior "
                             "probability `p_best` that it is the lowest (unfitted depths draw "
                             "their effects from the population).",
                             best.summary().rename_axis("candidate")))
-        at_budget = derived.best_T_m_at_budget(fit, n_max, largest, candidates, seed=seed)
-        blocks.append(Block(f"The same at N = {_g(n_max)} and the largest run's compute, "
-                            f"{_g(largest)} FLOPs: a deeper loop costs more per token, so it "
-                            "sees fewer tokens, D = C / (6 N T_m).",
-                            at_budget.summary().rename_axis("candidate")))
+        if not extra:
+            at_budget = derived.best_T_m_at_budget(fit, n_max, largest, candidates,
+                                                   columns=fixed, seed=seed)
+            blocks.append(Block(f"The same at N = {_g(n_max)} and the largest run's compute, "
+                                f"{_g(largest)} FLOPs: a deeper loop costs more per token, so "
+                                "it sees fewer tokens, D = C / (6 N T_m).",
+                                at_budget.summary().rename_axis("candidate")))
     return Section(title, tuple(blocks), level)
 
 
 def _derived_without_D(fit: Fit, title: str, level: int, seed: int) -> Section:
     """Forecasts at twice the largest N for a law without a data term (no compute split)."""
-    from .predict import predict
-
     frame = fit.data.frame
-    others = [c for c in fit.spec.law_obj.covariates if c != C.N]
+    others = _config_columns(fit)
     n_new = 2 * float(frame[C.N].max())
-    grid = frame[others].drop_duplicates().sort_values(others) if others else pd.DataFrame(
-        index=[0])
+    grid = (frame[others].drop_duplicates().sort_values(others) if others
+            else pd.DataFrame(index=[0]))
     points = grid.assign(**{C.N: n_new}).reset_index(drop=True)
-    pred = predict(fit, points, kind="epistemic", probs=(0.9,), seed=seed).table
-    table = pred[[*others, "median", "lower_90", "upper_90"]]
-    table = table.set_index(others) if others else table.rename(index={0: f"N = {n_new:g}"})
+    table = _forecast_table(fit, points, others, f"N = {n_new:g}", seed)
     return Section(title, (Block(
         f"Forecast of the law's value (epistemic) at twice the largest model size, "
         f"N = {_g(n_new)}, per level of {', '.join(others) or 'the data'}: posterior median "

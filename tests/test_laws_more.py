@@ -387,3 +387,43 @@ def test_parscale_loader(shared_data):
     assert np.isfinite(m.compile_logp()(m.initial_point()))
     with pytest.raises(DataError, match="no dataset 'c4'"):
         load_parscale(path, dataset="c4")
+
+
+# -- the report's derived quantities for every default spec ----------------------------------
+@pytest.mark.parametrize("name", ["chinchilla", *NEW_SPECS])
+def test_report_forecasts_fill_every_column_the_spec_needs(name):
+    """The derived-quantities section forecasts the largest model in each configuration it
+    was run with, filling in the law's other covariates (P, N_once, N_rec, T_m) and the
+    spec's group columns (peak_lr, dataset); a compute-optimal table only where the model
+    size and its cost are one number N."""
+    from bayeslaw.derived import compute_optimal, loss_at
+    from bayeslaw.report import _config_columns, _derived_section
+
+    from .test_noise_models import prior_fit
+
+    spec, data = load_spec(name), synthetic(name)
+    fake = prior_fit(spec, data, seed=1)
+    blocks = _derived_section(fake, "derived", 2, None, 0).blocks
+    at = blocks[0].table
+    assert np.isfinite(at["median"]).all()
+    assert (at["lower_90"] <= at["median"]).all() and (at["median"] <= at["upper_90"]).all()
+    law, frame = spec.law_obj, data.frame
+    others = _config_columns(fake)
+    if "D" not in law.covariates:  # forecasts at twice the largest N, per configuration
+        assert len(at) == (len(frame[others].drop_duplicates()) if others else 1)
+        return
+    biggest = frame[frame["N"] == frame["N"].max()]
+    assert len(at) == (len(biggest[others].drop_duplicates()) if others else 1)
+    extra = [c for c in law.covariates if c not in ("N", "D", "T_m")]
+    assert any(b.text.startswith("Compute-optimal") for b in blocks) == (not extra)
+    if extra:
+        with pytest.raises(SpecError, match=f"law '{spec.law}' also needs"):
+            compute_optimal(fake, 1e21, T_m=4.0 if "T_m" in law.covariates else None)
+    # each row is loss_at at that configuration (every level here is a fitted one, so the
+    # values are deterministic)
+    if spec.effects and all(e.group != "run" for e in spec.effects):
+        row = biggest[others].drop_duplicates().iloc[0].to_dict()
+        T_m = row.pop("T_m", None)
+        one = loss_at(fake, frame["N"].max(), 10 * frame["D"].max(), T_m, columns=row)
+        first = at.iloc[0]
+        assert one.summary().loc["loss_at", "median"] == pytest.approx(first["median"])
