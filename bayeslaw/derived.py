@@ -123,6 +123,12 @@ def _points(N: Any, D: Any, T_m: Any, has_T: bool,
     return table
 
 
+def _given(columns: Mapping[str, Any] | None) -> str:
+    """``", peak_lr = 0.002"`` etc.: the extra point columns, for descriptions."""
+    return "".join(f", {k} = {v:.3g}" if isinstance(v, (int, float)) else f", {k} = {v}"
+                   for k, v in (columns or {}).items())
+
+
 def default_cost_per_token(N: np.ndarray, T_m: float | None) -> np.ndarray:
     """Training FLOPs per token: ``6 N T_m`` (a looped model applies N parameters T_m times).
 
@@ -173,8 +179,7 @@ def loss_at(fit: Fit, N: float, D: float, T_m: float | None = None, *,
     has_T = _needs_T(fit, T_m)
     pred = predict(fit, _points(N, D, T_m, has_T, columns), kind=kind, seed=seed)
     where = f"N = {N:.3g}, D = {D:.3g}" + (f", T_m = {T_m:g}" if has_T else "")
-    where += "".join(f", {k} = {v:.3g}" if isinstance(v, (int, float)) else f", {k} = {v}"
-                     for k, v in (columns or {}).items())
+    where += _given(columns)
     what = "the law's value" if kind == "epistemic" else "a new observed loss"
     return Derived("loss_at", pred.draws[:, 0],
                    f"Posterior draws of {what} at {where} (new levels drawn from the "
@@ -337,7 +342,7 @@ def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 
     values = _candidates(fit, candidates)
     table = _points(np.full(len(values), float(N)), float(D), values, True, columns)
     return _best_of("best_T_m", fit, table, values, kind, seed,
-                    f"at N = {N:.3g}, D = {D:.3g}")
+                    f"at N = {N:.3g}, D = {D:.3g}{_given(columns)}")
 
 
 def best_T_m_at_budget(fit: Fit, N: float, budget: float,
@@ -356,4 +361,4 @@ def best_T_m_at_budget(fit: Fit, N: float, budget: float,
     D = [float(budget / np.asarray(cost(np.array([float(N)]), t), float)[0]) for t in values]
     table = _points(np.full(len(values), float(N)), D, values, True, columns)
     return _best_of("best_T_m_at_budget", fit, table, values, kind, seed,
-                    f"at N = {N:.3g} and a budget of {budget:.3g} FLOPs")
+                    f"at N = {N:.3g}{_given(columns)} and a budget of {budget:.3g} FLOPs")

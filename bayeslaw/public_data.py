@@ -64,10 +64,10 @@ def load_misfitting(path: str | Path, *, final_only: bool = False,
     ``min_tokens`` drops checkpoints before that many tokens, whatever their run's length:
     the early transient is a matter of steps (the sweep warms up for 50 steps of about 1M
     tokens each), not of a share of the run, so ``min_portion`` keeps every checkpoint of a
-    run of a few hundred steps.  The benchmarks use 1e9 (about step 950): fitted to the
-    checkpoints past step 1,000, the law misses those before step 500 by 3-13% (truth above)
-    and those past it by about 1%; runs shorter than ``min_tokens`` are dropped whole (the
-    loader's notes say how many).
+    run of a few hundred steps.  The benchmarks use 1e9 (about step 950): fitted by least
+    squares to the checkpoints past step 1,000, the law misses those before step 500 by 9-13%
+    on average (truth above the law) and those of steps 500-1,000 by 1-2.5%.  Runs shorter
+    than ``min_tokens`` are dropped whole (the loader's notes say how many).
     """
     if not 0.0 <= min_portion < 1.0:
         raise DataError(f"min_portion must lie in [0, 1), got {min_portion}")

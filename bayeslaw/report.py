@@ -356,8 +356,7 @@ def _derived_section(fit: Fit, title: str, level: int, budget: float | None,
     if has_T:
         # the largest model's other columns, as in its longest run
         fixed = {c: biggest[c].iloc[-1] for c in others if c != C.T_M}
-        given = "".join(f", {c} = {_g(v) if isinstance(v, (int, float)) else v}"
-                        for c, v in fixed.items())
+        given = derived._given(fixed)
         candidates = sorted({1.0, 2.0, 4.0, 8.0, 16.0}
                             | {float(t) for t in frame[C.T_M].unique()})
         best = derived.best_T_m(fit, n_max, d_max, candidates, columns=fixed, seed=seed)
