@@ -3,8 +3,9 @@
 Run: ``python benchmarks/bench_backtest.py [--quick] [--only "DATA/SPLIT,..."]``.  Splits:
 the bundled synthetic sweep (prefix:0.25 / 0.5 / 0.75, level:T_m=8, largest-N, kfold:5) and,
 when ``../shared/data`` is present, the Chinchilla final losses (largest-N, kfold:5) and the
-misfitting curves (12 checkpoints per run, spec ``chinchilla_curves`` or ``--curves-spec``, a
-name or a TOML path: prefix:0.25 / 0.5 / 0.75, largest-N, kfold:5).  Prints one table: per
+misfitting curves (past ``--min-tokens``, default 1e9; 12 checkpoints per run; spec
+``chinchilla_curves`` or ``--curves-spec``, a name or a TOML path: prefix:0.25 / 0.5 / 0.75,
+largest-N, kfold:5).  Prints one table: per
 data set and split, MAPE of bayeslaw and of the baseline, and bayeslaw's 50% / 90% coverage
 with the 95% binomial interval of the 90% coverage.  ``--quick`` uses short chains; ``--csv F``
 appends each row to F as it is measured; ``--summarize F [F ...]`` judges saved rows against
