@@ -101,9 +101,17 @@ def _needs_T(fit: Fit, T_m: float | None) -> bool:
     return has_T
 
 
+def _beyond_N(fit: Fit) -> list[str]:
+    """The law's covariates besides ``N``, ``D`` and ``T_m`` (``P``, ``N_once``, ...).
+
+    With any, the law's model size or cost per token is not one number ``N``.
+    """
+    return [c for c in fit.spec.law_obj.covariates if c not in (C.N, C.D, C.T_M)]
+
+
 def _needs_N_only(fit: Fit, what: str) -> None:
     """Check the law's size and cost per token are one number ``N`` (with ``T_m``)."""
-    extra = [c for c in fit.spec.law_obj.covariates if c not in (C.N, C.D, C.T_M)]
+    extra = _beyond_N(fit)
     if extra:
         raise SpecError(f"{what} searches or costs one model size N; law {fit.spec.law!r} "
                         f"also needs {extra}, so it is not defined for this law: forecast "

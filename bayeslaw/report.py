@@ -284,11 +284,13 @@ def _effects_section(fit: Fit, title: str, level: int, tag: str) -> Section:
 def _config_columns(fit: Fit) -> list[str]:
     """Columns a forecast point needs besides ``N`` and ``D``.
 
-    The law's other covariates (``T_m``, ``P``, ``N_once``, ...) and the spec's group
-    columns other than ``run``.
+    The law's other covariates (``T_m``, ``P``, ``N_once``, ...) and the group columns of
+    the spec's effects and noise scale (``model.groups_of``) other than ``run``.
     """
+    from .model import groups_of
+
     cols = [c for c in fit.spec.law_obj.covariates if c not in (C.N, C.D)]
-    cols += [e.group for e in fit.spec.effects if e.group not in (C.RUN, C.N, C.D)]
+    cols += [g for g in groups_of(fit.spec) if g not in (C.RUN, C.N, C.D)]
     return list(dict.fromkeys(cols))
 
 
@@ -325,7 +327,7 @@ def _derived_section(fit: Fit, title: str, level: int, budget: float | None,
                     f"largest model size N = {_g(n_max)}, for each configuration it was run "
                     f"with, trained on ten times the most tokens seen, D = {_g(10 * d_max)}: "
                     "posterior median and 90% interval.", at)]
-    extra = [c for c in law.covariates if c not in (C.N, C.D, C.T_M)]
+    extra = derived._beyond_N(fit)
     if extra:
         blocks.append(Block(f"No compute-optimal allocation: law {law.name!r} needs "
                             f"{', '.join(extra)} besides N, D and T_m, so neither its model "

@@ -67,3 +67,18 @@ def stored_fit():
     from bayeslaw.fit import Fit
 
     return Fit.load(TEST_DATA / "small_fit.nc")
+
+
+def prior_fit(spec, data, seed: int, draws: int = 10):
+    """A ``Fit`` whose posterior is ``draws`` prior draws of ``spec`` (no sampling): for
+    checks of the numpy side (likelihood, prediction, reports) that need posterior-shaped
+    draws, not a posterior."""
+    import arviz as az
+    import pymc as pm
+
+    from bayeslaw.fit import Fit, get_model
+
+    with get_model(spec, data).model:
+        prior = pm.sample_prior_predictive(draws=draws, random_seed=seed)
+    return Fit(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=data,
+               provenance={})

@@ -399,7 +399,7 @@ def test_report_forecasts_fill_every_column_the_spec_needs(name):
     from bayeslaw.derived import compute_optimal, loss_at
     from bayeslaw.report import _config_columns, _derived_section
 
-    from .test_noise_models import prior_fit
+    from .conftest import prior_fit
 
     spec, data = load_spec(name), synthetic(name)
     fake = prior_fit(spec, data, seed=1)

@@ -13,11 +13,13 @@ import pytest
 
 import bayeslaw as bl
 from bayeslaw.errors import SpecError
-from bayeslaw.fit import Fit, get_model
+from bayeslaw.fit import get_model
 from bayeslaw.model import previous_rows
 from bayeslaw.predict import noise_scale_draws, pointwise_log_likelihood
 from bayeslaw.priors import ModelSpec, load_spec
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
+
+from .conftest import prior_fit
 
 NOISE = {
     "decay": {"sigma_decay": {"dist": "HalfNormal", "sigma": 0.3}},
@@ -56,29 +58,14 @@ def test_numpy_log_likelihood_equals_the_graph(curves, kind, family):
     import pymc as pm
 
     spec = noise_spec(NOISE[kind], family)
-    model = get_model(spec, curves)
-    with model.model:
-        prior = pm.sample_prior_predictive(draws=20, random_seed=1)
-        idata = az.InferenceData(posterior=prior.prior)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            graph = pm.compute_log_likelihood(idata, progressbar=False)
+    fake = prior_fit(spec, curves, seed=1, draws=20)
+    with get_model(spec, curves).model, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        graph = pm.compute_log_likelihood(az.InferenceData(posterior=fake.idata.posterior),
+                                          progressbar=False)
     expected = graph.log_likelihood["loss"].values.reshape(20, -1)
-    fake = Fit(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=curves,
-               provenance={})
     ours = pointwise_log_likelihood(fake)
     np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=1e-6)
-
-
-def prior_fit(spec: ModelSpec, data: bl.LossData, seed: int) -> Fit:
-    """A ``Fit`` whose posterior is 10 prior draws of ``spec`` (no sampling)."""
-    import arviz as az
-    import pymc as pm
-
-    with get_model(spec, data).model:
-        prior = pm.sample_prior_predictive(draws=10, random_seed=seed)
-    return Fit(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=data,
-               provenance={})
 
 
 def test_noise_scale_falls_with_D(curves):
