@@ -164,6 +164,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from ._io import atomic_write_text
+    from .derived import runs_end_at_D
     from .fit import Fit
     from .predict import forecast_run, predict
 
@@ -195,6 +196,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
             cols = ["N", "D"] + (["T_m"] if needs_t else [])
             points = pd.DataFrame(list(itertools.product(n, d, *([t] if needs_t else []))),
                                   columns=cols)
+            # a grid point is a run trained to D (a law's horizon, if it has one, is D)
+            points = runs_end_at_D(result.spec.law_obj, points)
         pred = predict(result, points, kind=kind, probs=probs, seed=args.seed)
     text = pred.table.to_csv(index=False, float_format="%.6g")
     if args.out:

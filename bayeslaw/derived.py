@@ -102,11 +102,13 @@ def _needs_T(fit: Fit, T_m: float | None) -> bool:
 
 
 def _beyond_N(fit: Fit) -> list[str]:
-    """The law's covariates besides ``N``, ``D`` and ``T_m`` (``P``, ``N_once``, ...).
+    """The law's covariates besides ``N``, ``D``, ``T_m`` and ``horizon`` (``P``, ...).
 
-    With any, the law's model size or cost per token is not one number ``N``.
+    With any, the law's model size or cost per token is not one number ``N``.  A run's
+    ``horizon`` is not one of them: a point here is a run trained to ``D`` (:func:`_points`).
     """
-    return [c for c in fit.spec.law_obj.covariates if c not in (C.N, C.D, C.T_M)]
+    return [c for c in fit.spec.law_obj.covariates
+            if c not in (C.N, C.D, C.T_M, C.HORIZON)]
 
 
 def _needs_N_only(fit: Fit, what: str) -> None:
@@ -118,9 +120,15 @@ def _needs_N_only(fit: Fit, what: str) -> None:
                         "chosen points with bayeslaw.predict or loss_at(..., columns=...)")
 
 
-def _points(N: Any, D: Any, T_m: Any, has_T: bool,
+def _points(fit: Fit, N: Any, D: Any, T_m: Any,
             columns: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    names = [C.N, C.D, C.T_M] if has_T else [C.N, C.D]
+    """Points ``(N, D[, T_m])`` broadcast together, with the extra ``columns``.
+
+    A law that needs a run's ``horizon`` (:func:`bayeslaw.laws.chinchilla_anneal`) gets
+    ``horizon = D`` unless ``columns`` gives one: the loss of a run trained to ``D``.
+    """
+    law = fit.spec.law_obj
+    names = [C.N, C.D, C.T_M] if C.T_M in law.covariates else [C.N, C.D]
     values = np.broadcast_arrays(*(np.atleast_1d(np.asarray(v, float))
                                    for v in (N, D, T_m)[:len(names)]))
     table = pd.DataFrame(dict(zip(names, values, strict=True)))
@@ -128,6 +136,17 @@ def _points(N: Any, D: Any, T_m: Any, has_T: bool,
         if name in (C.N, C.D, C.T_M):
             raise SpecError(f"columns must not repeat {name!r}: it is an argument of its own")
         table[name] = value
+    return runs_end_at_D(law, table)
+
+
+def runs_end_at_D(law: Any, table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with ``horizon = D`` where ``law`` needs a horizon and ``table`` has none.
+
+    A point of a derived quantity or a grid forecast is a run *trained to* ``D``: its
+    schedule ends there.
+    """
+    if C.HORIZON in law.covariates and C.HORIZON not in table.columns and C.D in table:
+        table = table.assign(**{C.HORIZON: table[C.D].to_numpy(float)})
     return table
 
 
@@ -173,7 +192,9 @@ def loss_at(fit: Fit, N: float, D: float, T_m: float | None = None, *,
         Maximum recurrent steps (required by laws with a ``T_m`` term).
     columns : mapping, optional
         Further columns of the point: the law's other covariates (``P``, ``N_once``,
-        ``N_rec``) and the spec's group columns (e.g. ``{"peak_lr": 2e-3}``).
+        ``N_rec``) and the spec's group columns (e.g. ``{"peak_lr": 2e-3}``).  A law that
+        needs a run's ``horizon`` takes ``horizon = D`` (a run trained to ``D``) unless
+        given here (a checkpoint at ``D`` of a longer run).
     kind : {"epistemic", "predictive"}
         The law's value, or a new observed loss (noise included).
     seed : int
@@ -185,7 +206,7 @@ def loss_at(fit: Fit, N: float, D: float, T_m: float | None = None, *,
         ``draws`` of shape ``(S,)``.
     """
     has_T = _needs_T(fit, T_m)
-    pred = predict(fit, _points(N, D, T_m, has_T, columns), kind=kind, seed=seed)
+    pred = predict(fit, _points(fit, N, D, T_m, columns), kind=kind, seed=seed)
     where = f"N = {N:.3g}, D = {D:.3g}" + (f", T_m = {T_m:g}" if has_T else "")
     where += _given(columns)
     what = "the law's value" if kind == "epistemic" else "a new observed loss"
@@ -226,6 +247,8 @@ def _grid_losses(fit: Fit, theta: Mapping[str, Any], N: np.ndarray, D: np.ndarra
     cov = {C.N: N[None, :], C.D: D[None, :]}
     if T_m is not None:
         cov[C.T_M] = np.full((1, len(N)), float(T_m))
+    if C.HORIZON in law.covariates:  # each run trained to its D
+        cov[C.HORIZON] = cov[C.D]
     block = {k: (v[rows] if isinstance(v, np.ndarray) else v) for k, v in theta.items()}
     return np.asarray(law(np, cov, block, fit.spec.reference), dtype=float)
 
@@ -348,7 +371,7 @@ def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 
         (summing to 1) that each candidate has the lowest loss.
     """
     values = _candidates(fit, candidates)
-    table = _points(np.full(len(values), float(N)), float(D), values, True, columns)
+    table = _points(fit, np.full(len(values), float(N)), float(D), values, columns)
     return _best_of("best_T_m", fit, table, values, kind, seed,
                     f"at N = {N:.3g}, D = {D:.3g}{_given(columns)}")
 
@@ -367,6 +390,6 @@ def best_T_m_at_budget(fit: Fit, N: float, budget: float,
     _needs_N_only(fit, "best_T_m_at_budget")
     cost = cost_per_token or default_cost_per_token
     D = [float(budget / np.asarray(cost(np.array([float(N)]), t), float)[0]) for t in values]
-    table = _points(np.full(len(values), float(N)), D, values, True, columns)
+    table = _points(fit, np.full(len(values), float(N)), D, values, columns)
     return _best_of("best_T_m_at_budget", fit, table, values, kind, seed,
                     f"at N = {N:.3g}{_given(columns)} and a budget of {budget:.3g} FLOPs")

@@ -165,6 +165,37 @@ def chinchilla(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
     )
 
 
+def cosine_progress(xp: Any, D: Any, horizon: Any) -> Any:
+    """How far a cosine schedule has annealed at ``D`` of ``horizon`` tokens: 0 to 1.
+
+    ``(1 - cos(pi p)) / 2`` with ``p = min(D / horizon, 1)``, the drop of a cosine learning
+    rate from its peak as a share of its whole drop (warm-up ignored).
+    """
+    p = xp.minimum(D / horizon, 1.0)
+    return 0.5 * (1.0 - xp.cos(np.pi * p))
+
+
+def chinchilla_anneal(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                      ref: Mapping[str, float]) -> Any:
+    r"""Chinchilla law on the curve of a run with a cosine learning-rate schedule.
+
+    .. math::
+
+        L(N, D, H) = E + \frac{A}{N^{\alpha}} + \frac{B}{D^{\beta}}
+                       - C\,\frac{1 - \cos(\pi D / H)}{2}
+
+    ``H`` (the column ``horizon``) is the run's planned tokens, where its cosine schedule
+    ends.  The last term is the loss the schedule's anneal removes: zero at the start, ``C``
+    at the horizon.  It is the annealing-area term of Tissue et al. 2024 ("Scaling law with
+    learning rate annealing", arXiv 2408.11029) without its momentum, and lets the curve of
+    a run bend below the power law as its learning rate falls.  A run trained to ``D``
+    (``H = D``) has lost all ``C``: its final loss is ``E - C + A/N^alpha + B/D^beta``.
+    Evaluated as ``E + a(N/N_ref)^-alpha + b(D/D_ref)^-beta - c (1 - cos(pi D/H))/2``.
+    """
+    return (chinchilla(xp, cov, theta, ref)
+            - theta["c"] * cosine_progress(xp, cov["D"], cov["horizon"]))
+
+
 def _streams_size(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any]) -> Any:
     """ParScale's effective size ``N (k ln P + 1)``."""
     return cov["N"] * (theta["k"] * xp.log(cov["P"]) + 1.0)
@@ -300,6 +331,12 @@ def _natural_streams(with_data: bool):
     return natural
 
 
+def _natural_anneal(theta: Mapping[str, Any], ref: Mapping[str, float]) -> dict[str, Any]:
+    """Centered -> textbook coefficients of :func:`chinchilla_anneal` (``C`` is ``c``)."""
+    return {**_natural((("A", "a", "alpha", "N"), ("B", "b", "beta", "D")))(theta, ref),
+            "C": theta["c"]}
+
+
 _E = Param("E", "loss", "irreducible loss", link="identity")
 _N_TERM = (
     Param("a", "loss", "N-term's loss contribution at N_ref", term="N"),
@@ -341,6 +378,20 @@ LAWS: dict[str, Law] = {
         covariates=("N", "D"),
         natural=_natural((("A", "a", "alpha", "N"), ("B", "b", "beta", "D"))),
         formula="L = E + A/N^alpha + B/D^beta",
+    ),
+    "chinchilla_anneal": Law(
+        name="chinchilla_anneal",
+        fn=chinchilla_anneal,
+        params=(_E, *_N_TERM, *_D_TERM,
+                Param("c", "loss", "loss removed by the cosine schedule's anneal at the horizon",
+                      term="anneal")),
+        covariates=("N", "D", "horizon"),
+        natural=_natural_anneal,
+        formula="L = E + A/N^alpha + B/D^beta - C (1 - cos(pi D/H))/2",
+        ref_keys=("N", "D"),
+        terms={"anneal": ("D", "horizon")},
+        # the anneal term is told from the D term by where each run ends: two horizons
+        min_levels={"N": 3, "D": 3, "horizon": 2},
     ),
     "parallel_streams": Law(
         name="parallel_streams",

@@ -285,11 +285,12 @@ def _config_columns(fit: Fit) -> list[str]:
     """Columns a forecast point needs besides ``N`` and ``D``.
 
     The law's other covariates (``T_m``, ``P``, ``N_once``, ...) and the group columns of
-    the spec's effects and noise scale (``model.groups_of``) other than ``run``.
+    the spec's effects and noise scale (``model.groups_of``) other than ``run``.  Not a
+    run's ``horizon``: a forecast here is a run trained to its ``D``.
     """
     from .model import groups_of
 
-    cols = [c for c in fit.spec.law_obj.covariates if c not in (C.N, C.D)]
+    cols = [c for c in fit.spec.law_obj.covariates if c not in (C.N, C.D, C.HORIZON)]
     cols += [g for g in groups_of(fit.spec) if g not in (C.RUN, C.N, C.D)]
     return list(dict.fromkeys(cols))
 
@@ -321,7 +322,8 @@ def _derived_section(fit: Fit, title: str, level: int, budget: float | None,
     biggest = frame.loc[frame[C.N] == n_max].sort_values(C.D)
     configs = (biggest[others].drop_duplicates().sort_values(others) if others
                else pd.DataFrame(index=[0]))
-    points = configs.assign(**{C.N: n_max, C.D: 10 * d_max}).reset_index(drop=True)
+    points = derived.runs_end_at_D(
+        law, configs.assign(**{C.N: n_max, C.D: 10 * d_max}).reset_index(drop=True))
     at = _forecast_table(fit, points, others, "-", seed)
     blocks = [Block(f"Forecast of the law's value (epistemic: no observation noise) at the "
                     f"largest model size N = {_g(n_max)}, for each configuration it was run "

@@ -4,6 +4,7 @@ No sampling: models are checked by a finite log-probability and gradient at the 
 point, predictions on a few prior draws used as a posterior.
 """
 
+import io
 import itertools
 
 import numpy as np
@@ -22,7 +23,7 @@ from bayeslaw.public_data import load_parscale
 from bayeslaw.simulate import design, simulate
 
 NEW_LAWS = ("parallel_streams", "parallel_streams_data", "looped_streams", "iso_depth",
-            "iso_depth_eff")
+            "iso_depth_eff", "chinchilla_anneal")
 THETA = dict(E=1.3, a=0.6, alpha=0.2, k=0.35, b=0.5, beta=0.4, c=0.08, gamma=0.45, phi=0.6)
 REF = {"N": 1.5e9, "D": 2e10, "P": 2.0}
 
@@ -91,11 +92,31 @@ def test_iso_depth_hand_value_and_reduction_to_effective_N():
     assert evaluate(law, cov, {**theta, "phi": 1.0}, ref) == pytest.approx(chin, rel=1e-12)
 
 
+def test_chinchilla_anneal_hand_values():
+    """The anneal term is 0 at a run's start, C/2 half way, C at (and past) its horizon."""
+    theta = dict(E=1.8, a=0.6, alpha=0.3, b=0.6, beta=0.55, c=0.07)
+    ref = {"N": 6e8, "D": 1e9}
+    A, B = 0.6 * 6e8**0.3, 0.6 * 1e9**0.55
+    law = LAWS["chinchilla_anneal"]
+    N, H = 2e8, 8e9
+    D = np.array([1e-6 * H, 0.25 * H, 0.5 * H, H, 2 * H])
+    drop = np.array([0.0, (1 - np.cos(np.pi / 4)) / 2, 0.5, 1.0, 1.0])  # p past 1 counts as 1
+    want = 1.8 + A / N**0.3 + B / D**0.55 - 0.07 * drop
+    got = evaluate(law, {"N": N, "D": D, "horizon": H}, theta, ref)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    chin = evaluate(LAWS["chinchilla"], {"N": N, "D": D}, theta, ref)
+    np.testing.assert_allclose(chin - got, 0.07 * drop, atol=1e-12)
+    nat = law.natural(theta, ref)
+    assert nat == {"A": pytest.approx(A), "B": pytest.approx(B), "C": 0.07}
+    assert law.reference_keys == ("N", "D") and law.term_covariates("anneal") == ("D", "horizon")
+
+
 def _covariates(law, n=4):
     rng = np.random.default_rng(0)
     values = {"N": rng.uniform(5e8, 5e9, n), "D": rng.uniform(1e9, 1e11, n),
               "T_m": np.array([1.0, 2.0, 4.0, 8.0])[:n], "P": np.array([1.0, 2.0, 4.0, 8.0])[:n],
               "N_once": rng.uniform(0, 1e8, n), "N_rec": rng.uniform(1e8, 1e9, n)}
+    values["horizon"] = values["D"] * np.array([1.0, 1.3, 2.0, 7.0])[:n]
     return {c: values[c] for c in law.covariates}
 
 
@@ -152,6 +173,7 @@ TRUTH = {
     "iso_depth_eff": dict(E=1.8, a=0.6, alpha=0.3, phi=0.6, b=0.6, beta=0.55),
     "size_only": dict(E=0.78, a=0.24, alpha=0.29),
     "chinchilla": dict(E=1.8, a=0.6, alpha=0.3, b=0.6, beta=0.55),
+    "chinchilla_anneal": dict(E=1.8, a=0.6, alpha=0.3, b=0.6, beta=0.55, c=0.05),
 }
 
 
@@ -168,7 +190,8 @@ def synthetic(spec_name: str) -> bl.LossData:
         table = _streams_table(with_D=True)
     elif spec.law == "iso_depth":
         table = _iso_table()
-    elif spec_name == "chinchilla_curves":  # curves with their learning rate and horizon
+    elif spec_name == "chinchilla_curves" or spec.law == "chinchilla_anneal":
+        # curves with their learning rate and horizon
         table = design((1e8, 3e8, 1e9), None, np.geomspace(3e7, 2e10, 8))
         table["horizon"] = np.where(table["N"] > 2e8, 2e10, 4e10)  # no D past its horizon
         table["peak_lr"] = np.where(table["N"] > 5e8, 1e-3, 2e-3)
@@ -414,7 +437,7 @@ def test_report_forecasts_fill_every_column_the_spec_needs(name):
         return
     biggest = frame[frame["N"] == frame["N"].max()]
     assert len(at) == (len(biggest[others].drop_duplicates()) if others else 1)
-    extra = [c for c in law.covariates if c not in ("N", "D", "T_m")]
+    extra = [c for c in law.covariates if c not in ("N", "D", "T_m", "horizon")]
     assert any(b.text.startswith("Compute-optimal") for b in blocks) == (not extra)
     if extra:
         with pytest.raises(SpecError, match=f"law '{spec.law}' also needs"):
@@ -427,3 +450,35 @@ def test_report_forecasts_fill_every_column_the_spec_needs(name):
         one = loss_at(fake, frame["N"].max(), 10 * frame["D"].max(), T_m, columns=row)
         first = at.iloc[0]
         assert one.summary().loc["loss_at", "median"] == pytest.approx(first["median"])
+
+
+def test_anneal_law_points_without_a_horizon_are_runs_trained_to_D(tmp_path, capsys):
+    """Derived quantities and grid forecasts of ``chinchilla_anneal`` take ``horizon = D`` (a
+    run trained to D: the whole anneal, C, is spent); a checkpoint of a longer run is asked
+    for through ``columns``; compute-optimal is defined (the size is one number N)."""
+    from bayeslaw.cli import main
+    from bayeslaw.derived import compute_optimal, loss_at
+
+    from .conftest import prior_fit
+
+    spec = load_spec("chinchilla_anneal")
+    fake = prior_fit(spec, synthetic("chinchilla_anneal"), seed=2)
+    theta = {p: fake.draws(p) for p in spec.free_params}
+    N, D = 3e8, 5e9
+    trained = loss_at(fake, N, D).draws
+    half_way = loss_at(fake, N, D, columns={"horizon": 2 * D}).draws
+    law, ref = spec.law_obj, spec.reference
+    np.testing.assert_allclose(trained, evaluate(law, {"N": N, "D": D, "horizon": D}, theta,
+                                                 ref), rtol=1e-12)
+    np.testing.assert_allclose(half_way - trained, 0.5 * theta["c"], rtol=1e-9)
+    opt = compute_optimal(fake, 1e20).as_dict()
+    at_opt = evaluate(law, {"N": opt["N_opt"], "D": opt["D_opt"], "horizon": opt["D_opt"]},
+                      theta, ref)
+    np.testing.assert_allclose(opt["loss_opt"], at_opt, rtol=1e-9)
+    path = tmp_path / "fit.nc"
+    fake.save(path)
+    assert main(["predict", str(path), "--N", f"{N:g}", "--D", f"{D:g}", "--epistemic",
+                 "--levels", "0.5"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert table["horizon"].tolist() == [D]
+    assert table["median"].iloc[0] == pytest.approx(np.median(trained), rel=1e-5)  # %.6g
