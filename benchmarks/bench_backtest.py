@@ -94,7 +94,8 @@ def pool_folds(rows: pd.DataFrame) -> pd.DataFrame:
             "cov90_ci": f"[{lo90:.2f}, {hi90:.2f}]",
             "cov90_curves": inside / curves.sum(), "cov90_curves_low": low,
             "cov90_curves_high": high, "max_rhat": part["max_rhat"].max(),
-            "div": int(part["div"].sum())})
+            "div": int(part["div"].sum()),
+            **({"identified": bool(part["identified"].all())} if "identified" in part else {})})
     return pd.DataFrame(out)[[c for c in rows.columns if c in out[0]]]
 
 
@@ -194,7 +195,8 @@ def main() -> None:
                          "cov90_curves_low": b["coverage_90_curves_low"],
                          "cov90_curves_high": b["coverage_90_curves_high"],
                          "cov90_baseline": base["coverage_90"],
-                         "max_rhat": b["max_rhat"], "div": int(b["divergences"])})
+                         "max_rhat": b["max_rhat"], "div": int(b["divergences"]),
+                         "identified": bool(b["identified"])})
         new = rows[n_before:]
         print(f"{name} {split}: {time.perf_counter() - t:.0f} s", flush=True)
         print(pd.DataFrame(new).to_string(index=False), flush=True)

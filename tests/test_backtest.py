@@ -57,15 +57,35 @@ def test_split_errors(small_sweep, split, error, match):
         parse_split(data, split)
 
 
+def test_short_of_levels_names_what_a_training_part_lacks(small_sweep):
+    """Holding out a level can leave the law unidentified; the other splits keep every level."""
+    from bayeslaw.backtest import short_of_levels
+
+    data, _ = small_sweep
+    spec = load_spec(law="looped_total")
+    for split, lacks in (("prefix:0.25", None), ("kfold:3", None), ("level:T_m=8", "T_m"),
+                         ("largest-N", "N")):
+        for part in parse_split(data, split, seed=1):
+            why = short_of_levels(data.select(part.train, "train"), spec)
+            if lacks is None:
+                assert why is None, (split, why)
+            else:
+                assert f"column '{lacks}' has 2 distinct value(s)" in why
+
+
 def test_backtest_held_out_level_end_to_end(small_sweep, small_fit):
     """T_m = 8 held out: its runs stay in the model unobserved (no recompilation)."""
     data, _ = small_sweep
     spec = load_spec(law="looped_total")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # short chains: convergence is not the point here
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # short chains: convergence is not the point here
         res = backtest(data, spec, "level:T_m=8", seed=2, draws=150, tune=300, chains=2,
                        n_boot=10)
+    # two T_m levels left for the T_m term: said, and marked in the table
+    short = [str(w.message) for w in caught if "short of levels" in str(w.message)]
+    assert len(short) == 1 and "column 'T_m' has 2 distinct value(s)" in short[0]
     t = res.table.set_index("method")
+    assert not t["identified"].any()
     assert list(t.index) == ["bayeslaw", "baseline"]
     assert (t["n_test"] == 75).all() and (t["n_train"] == 150).all()
     assert t.loc["bayeslaw", "mape"] < 0.05 and np.isfinite(t.loc["bayeslaw", "lpd"])
