@@ -6,7 +6,10 @@ Splits (``parse_split``):
   (the Ouro paper's "first 25% of each curve" is ``prefix:0.25``);
 * ``largest-N`` - the runs of the largest model size are held out;
 * ``level:COL=VALUE`` - the runs with that value of a run-level column are held out;
-* ``kfold:K`` - runs are dealt (seeded) into K folds, each held out in turn.
+* ``kfold:K`` - runs are dealt (seeded) into K folds, each held out in turn;
+* ``RUNS+prefix:F`` (``RUNS`` one of the three above, e.g. ``kfold:5+prefix:0.5``) - the
+  held-out runs keep their first ``F`` in training and every other run trains whole: the rest
+  of runs in progress, forecast from their start and the finished runs.
 
 Held-out runs stay in the model unobserved (``fit(..., like=all_data)``), so the compiled
 model is reused across splits and their effects are drawn from the population.  The
@@ -52,6 +55,8 @@ def _number(text: str, cast: Any, message: str) -> Any:
 
 def parse_split(data: LossData, split: str, *, seed: int = 0) -> list[Split]:
     """Turn a split string (see the module docstring) into train / test masks."""
+    if "+" in split:
+        return _runs_continued(data, split, seed)
     frame = data.frame
     kind, _, arg = split.partition(":")
     if kind == "prefix":
@@ -106,6 +111,23 @@ def short_of_levels(train: LossData, spec: ModelSpec) -> str | None:
     except DataError as err:
         return str(err)
     return None
+
+
+def _runs_continued(data: LossData, split: str, seed: int) -> list[Split]:
+    """``RUNS+prefix:F``: the runs ``RUNS`` holds out keep their first ``F`` in training.
+
+    ``RUNS`` is ``largest-N``, ``level:COL=VALUE`` or ``kfold:K``; every other run trains
+    whole.  This is the forecast a sweep in progress asks for: the rest of some runs, given
+    their beginning and the finished runs.
+    """
+    held, _, prefix = split.partition("+")
+    if not prefix.startswith("prefix:") or held.startswith("prefix") or "+" in prefix:
+        raise SpecError(f"a combined split is RUNS+prefix:F with RUNS one of largest-N, "
+                        f"level:COL=VALUE or kfold:K, e.g. kfold:5+prefix:0.5; got {split!r}")
+    (start,) = parse_split(data, prefix, seed=seed)
+    return [Split(part.name.replace(held, split, 1), part.train | (part.test & start.train),
+                  part.test & start.test)
+            for part in parse_split(data, held, seed=seed)]
 
 
 def score(y: np.ndarray, median: np.ndarray, draws: np.ndarray,

@@ -77,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--law", help="law name")
     p.add_argument("--spec", help="TOML spec file or shipped spec name")
     p.add_argument("--split", required=True,
-                   help="prefix:F | largest-N | level:COL=VALUE | kfold:K")
+                   help="prefix:F | largest-N | level:COL=VALUE | kfold:K, or RUNS+prefix:F "
+                        "(the held-out runs keep their first F: e.g. kfold:5+prefix:0.5)")
     p.add_argument("--no-baseline", action="store_true", help="skip the least-squares baseline")
     p.add_argument("--n-boot", type=int, default=100, help="baseline bootstrap replicates")
     p.add_argument("--out", default="bayeslaw-backtest", help="output folder")

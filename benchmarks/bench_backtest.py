@@ -5,7 +5,8 @@ the bundled synthetic sweep (prefix:0.25 / 0.5 / 0.75, level:T_m=8, largest-N, k
 when ``../shared/data`` is present, the Chinchilla final losses (largest-N, kfold:5) and the
 misfitting curves (past ``--min-tokens``, default 1e9; 12 checkpoints per run; spec
 ``chinchilla_curves`` or ``--curves-spec``, a name or a TOML path: prefix:0.25 / 0.5 / 0.75,
-largest-N, kfold:5).  Prints one table: per
+largest-N, kfold:5, and kfold:5+prefix:0.5, the held-out runs continued from their first half
+with every other run whole).  Prints one table: per
 data set and split, MAPE of bayeslaw and of the baseline, and bayeslaw's 50% / 90% coverage
 with the 95% binomial interval of the 90% coverage.  ``--quick`` uses short chains; ``--csv F``
 appends each row to F as it is measured; ``--summarize F [F ...]`` judges saved rows against
@@ -74,7 +75,7 @@ def pool_folds(rows: pd.DataFrame) -> pd.DataFrame:
     R-hat and divergences are the worst fold's and the sum.  Rows of other splits pass as is.
     """
     rows = _with_curve_columns(rows)
-    fold = rows["split"].str.extract(r"^(kfold:\d+) fold \d+$")[0]
+    fold = rows["split"].str.extract(r"^(kfold:\d+(?:\+prefix:[\d.]+)?) fold \d+$")[0]
     key = fold.fillna(rows["split"])
     out = []
     for (name, split), part in rows.groupby([rows["data"], key], sort=False):
@@ -171,7 +172,8 @@ def main() -> None:
         # (log-spaced, last kept)
         curves = load_misfitting(mis, min_portion=0.1, min_tokens=args.min_tokens).thin(12)
         jobs += [("misfitting", curves, args.curves_spec, s)
-                 for s in ("prefix:0.25", "prefix:0.5", "prefix:0.75", "largest-N", "kfold:5")]
+                 for s in ("prefix:0.25", "prefix:0.5", "prefix:0.75", "largest-N", "kfold:5",
+                           "kfold:5+prefix:0.5")]
     if args.only:
         keep = set(args.only.split(","))
         jobs = [j for j in jobs if f"{j[0]}/{j[3]}" in keep]

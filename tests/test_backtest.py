@@ -57,6 +57,30 @@ def test_split_errors(small_sweep, split, error, match):
         parse_split(data, split)
 
 
+def test_held_out_runs_continued_from_their_prefix(small_sweep):
+    """RUNS+prefix:F: the held-out runs train on their first F only, every other run whole."""
+    data, _ = small_sweep
+    f = data.frame
+    first = (f["D"] <= 0.5 * f.groupby("run")["D"].transform("max")).to_numpy()
+    parts = parse_split(data, "kfold:3+prefix:0.5", seed=4)
+    folds = parse_split(data, "kfold:3", seed=4)
+    assert [p.name for p in parts] == [f"kfold:3+prefix:0.5 fold {i}" for i in (1, 2, 3)]
+    for part, fold in zip(parts, folds, strict=True):
+        assert (part.train ^ part.test).all()
+        np.testing.assert_array_equal(part.test, fold.test & ~first)
+        np.testing.assert_array_equal(part.train, fold.train | (fold.test & first))
+        held = set(f.loc[fold.test, "run"])
+        assert set(f.loc[part.test, "run"]) == held  # every held-out run is continued
+        assert held <= set(f.loc[part.train, "run"])  # from its own beginning
+    (part,) = parse_split(data, "largest-N+prefix:0.25")
+    big = (f["N"] == 1e9).to_numpy()
+    assert part.name == "largest-N+prefix:0.25"
+    assert (part.test == big & (f["D"] > 0.25 * f.groupby("run")["D"].transform("max"))).all()
+    for bad in ("prefix:0.5+kfold:3", "kfold:3+largest-N", "kfold:3+prefix:0.5+prefix:0.2"):
+        with pytest.raises(SpecError, match="RUNS\\+prefix:F"):
+            parse_split(data, bad)
+
+
 def test_short_of_levels_names_what_a_training_part_lacks(small_sweep):
     """Holding out a level can leave the law unidentified; the other splits keep every level."""
     from bayeslaw.backtest import short_of_levels

@@ -53,6 +53,21 @@ def test_folds_pool_into_one_row_per_split(bench):
     assert out.iloc[0]["mape_bayeslaw"] == 0.010 and np.isnan(out["r2_bayeslaw"].iloc[1])
 
 
+def test_continued_folds_pool_apart_from_plain_folds(bench):
+    """kfold:K+prefix:F folds pool into their own row, not into kfold:K's."""
+    rows = pd.DataFrame([
+        _row("kfold:2 fold 1", 30, 3, 0.010, 0.012, 0.8, 2 / 3),
+        _row("kfold:2 fold 2", 10, 1, 0.030, 0.020, 1.0, 1.0),
+        _row("kfold:2+prefix:0.5 fold 1", 20, 3, 0.010, 0.020, 0.9, 1.0),
+        _row("kfold:2+prefix:0.5 fold 2", 20, 1, 0.020, 0.020, 0.8, 0.0)])
+    out = bench.pool_folds(rows)
+    assert list(out["split"]) == ["kfold:2 (2 folds pooled)",
+                                  "kfold:2+prefix:0.5 (2 folds pooled)"]
+    assert list(out["n_test"]) == [40, 40]
+    assert out.iloc[1]["cov90"] == pytest.approx(34 / 40)
+    assert out.iloc[1]["cov90_curves"] == pytest.approx(0.75)
+
+
 def test_forecasts_are_saved_per_split_and_method(bench, tmp_path):
     table = pd.DataFrame({"run": ["r1", "r2"], "D": [1e9, 2e9], "loss": [3.0, 2.9],
                           "median": [3.1, 2.8], "lower_90": [2.9, 2.85],
