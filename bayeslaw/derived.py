@@ -28,6 +28,7 @@ from .predict import _level_draws, band_tag, mean_draws, predict
 
 if TYPE_CHECKING:  # pragma: no cover
     from .fit import Fit
+    from .laws import Law
 
 #: Default grid of model sizes searched by :func:`compute_optimal` (1M to 10T parameters,
 #: 100 points per decade: the optimum is found to within 2.3%).
@@ -139,7 +140,7 @@ def _points(fit: Fit, N: Any, D: Any, T_m: Any,
     return runs_end_at_D(law, table)
 
 
-def runs_end_at_D(law: Any, table: pd.DataFrame) -> pd.DataFrame:
+def runs_end_at_D(law: Law, table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with ``horizon = D`` where ``law`` needs a horizon and ``table`` has none.
 
     A point of a derived quantity or a grid forecast is a run *trained to* ``D``: its
