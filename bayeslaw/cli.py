@@ -87,10 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("predict", help="forecast the loss at new points or for a run")
     p.add_argument("fit", help="saved fit (fit.nc)")
-    p.add_argument("--N", help="model sizes, comma-separated (grid with --D and --T_m)")
+    p.add_argument("--N", help="model sizes, comma-separated (a grid with --D, --T_m and --P "
+                               "as the law needs)")
     p.add_argument("--D", help="tokens, comma-separated")
     p.add_argument("--T_m", help="maximum recurrent steps, comma-separated")
-    p.add_argument("--points", help="CSV with the columns N, D (and T_m / group columns)")
+    p.add_argument("--P", help="parallel streams, comma-separated (laws with a P term)")
+    p.add_argument("--points", help="CSV with the law's columns (N, D, T_m, P, N_once, "
+                                    "horizon, ...) and group columns")
     p.add_argument("--run", help="a fitted run: forecast its rest up to --D")
     p.add_argument("--epistemic", action="store_true",
                    help="band of the law's value (no observation noise)")
@@ -158,6 +161,10 @@ def _floats(text: str | None, name: str) -> list[float] | None:
         raise BayeslawError(f"{name} takes comma-separated numbers, got {text!r}") from None
 
 
+#: Covariates ``bayeslaw predict`` takes as comma-separated grid axes.
+GRID_COLUMNS = ("N", "D", "T_m", "P")
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
     """``bayeslaw predict``: CSV of medians and bands to stdout or ``--out``."""
     import itertools
@@ -187,18 +194,23 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
             points, _, _ = read_table(args.points)
         else:
-            n, d, t = (_floats(args.N, "--N"), _floats(args.D, "--D"),
-                       _floats(args.T_m, "--T_m"))
-            if not d:
-                raise BayeslawError("--N needs --D (tokens)")
-            needs_t = "T_m" in result.spec.law_obj.covariates
-            if needs_t and not t:
-                raise BayeslawError(f"law {result.spec.law!r} needs --T_m")
-            cols = ["N", "D"] + (["T_m"] if needs_t else [])
-            points = pd.DataFrame(list(itertools.product(n, d, *([t] if needs_t else []))),
+            law = result.spec.law_obj
+            other = [c for c in law.covariates if c not in GRID_COLUMNS and c != "horizon"]
+            if other:
+                raise BayeslawError(f"law {law.name!r} needs {', '.join(other)}: give the "
+                                    "points as a table with --points FILE")
+            axes = {c: _floats(getattr(args, c), f"--{c}") for c in GRID_COLUMNS}
+            for col, values in axes.items():
+                if col in law.covariates and not values:
+                    raise BayeslawError(f"law {law.name!r} needs --{col}"
+                                        + (" (tokens)" if col == "D" else ""))
+                if values and col not in law.covariates:
+                    raise BayeslawError(f"law {law.name!r} has no {col} term: drop --{col}")
+            cols = [c for c in GRID_COLUMNS if c in law.covariates]
+            points = pd.DataFrame(list(itertools.product(*(axes[c] for c in cols))),
                                   columns=cols)
             # a grid point is a run trained to D (a law's horizon, if it has one, is D)
-            points = runs_end_at_D(result.spec.law_obj, points)
+            points = runs_end_at_D(law, points)
         pred = predict(result, points, kind=kind, probs=probs, seed=args.seed)
     text = pred.table.to_csv(index=False, float_format="%.6g")
     if args.out:

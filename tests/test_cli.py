@@ -95,7 +95,9 @@ def test_predict_points_run_levels_epistemic(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["predict", STORED, "--N", "1e8"], "--N needs --D"),
+    (["predict", STORED, "--N", "1e8"], "needs --D (tokens)"),
+    (["predict", STORED, "--N", "1e8", "--D", "1e9", "--T_m", "4", "--P", "2"],
+     "has no P term: drop --P"),
     (["predict", STORED, "--N", "1e8", "--D", "1e9"], "needs --T_m"),
     (["predict", STORED, "--run", "x", "--N", "1"], "exactly one of"),
     (["predict", STORED, "--run", "nope", "--D", "1e11"], "run 'nope' is not in the fit"),

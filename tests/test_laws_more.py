@@ -482,3 +482,31 @@ def test_anneal_law_points_without_a_horizon_are_runs_trained_to_D(tmp_path, cap
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert table["horizon"].tolist() == [D]
     assert table["median"].iloc[0] == pytest.approx(np.median(trained), rel=1e-5)  # %.6g
+
+
+def test_predict_grid_takes_P_and_asks_for_a_table_when_it_cannot_be_a_grid(tmp_path, capsys):
+    """``bayeslaw predict --N --P`` for a streams law (no D needed): the grid's values equal
+    ``predict`` at those points; a law with N_once / N_rec needs --points."""
+    from bayeslaw.cli import main
+    from bayeslaw.predict import predict
+
+    from .conftest import prior_fit
+
+    for name in ("parallel_streams", "iso_depth"):
+        spec = load_spec(name)
+        fake = prior_fit(spec, synthetic(name), seed=4)
+        path = tmp_path / f"{name}.nc"
+        fake.save(path)
+        args = ["predict", str(path), "--N", "1e9,2e9", "--P", "1,8", "--epistemic"]
+        if name == "iso_depth":
+            assert main([*args[:4], "--D", "1e10", "--T_m", "2"]) == 2
+            assert "needs N_once, N_rec: give the points as a table" in capsys.readouterr().err
+            continue
+        assert main(args) == 0
+        table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+        grid = list(zip(table["N"], table["P"], strict=True))
+        assert grid == [(1e9, 1), (1e9, 8), (2e9, 1), (2e9, 8)]
+        want = predict(fake, table[["N", "P"]], kind="epistemic").table["median"]
+        np.testing.assert_allclose(table["median"], want, rtol=1e-5)  # CSV's %.6g
+        assert main([*args, "--D", "1e10"]) == 2
+        assert "has no D term: drop --D" in capsys.readouterr().err
