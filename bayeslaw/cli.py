@@ -162,7 +162,7 @@ def _floats(text: str | None, name: str) -> list[float] | None:
 
 
 #: Covariates ``bayeslaw predict`` takes as comma-separated grid axes.
-GRID_COLUMNS = ("N", "D", "T_m", "P")
+GRID_COLUMNS = (C.N, C.D, C.T_M, C.P)
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
@@ -195,7 +195,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             points, _, _ = read_table(args.points)
         else:
             law = result.spec.law_obj
-            other = [c for c in law.covariates if c not in GRID_COLUMNS and c != "horizon"]
+            other = [c for c in law.covariates if c not in (*GRID_COLUMNS, C.HORIZON)]
             if other:
                 raise BayeslawError(f"law {law.name!r} needs {', '.join(other)}: give the "
                                     "points as a table with --points FILE")
@@ -203,7 +203,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             for col, values in axes.items():
                 if col in law.covariates and not values:
                     raise BayeslawError(f"law {law.name!r} needs --{col}"
-                                        + (" (tokens)" if col == "D" else ""))
+                                        + (" (tokens)" if col == C.D else ""))
                 if values and col not in law.covariates:
                     raise BayeslawError(f"law {law.name!r} has no {col} term: drop --{col}")
             cols = [c for c in GRID_COLUMNS if c in law.covariates]
