@@ -15,7 +15,8 @@ Graph layout (names used in the posterior):
 * ``sigma`` (and ``sigma_spread``, ``sigma_log_dev`` or ``sigma_z``, ``sigma_run`` per
   run; a fraction of the law's value with ``sigma_relative``), ``nu``; ``sigma_decay``
   (noise falling with D) and ``ar1`` (within-run residual correlation, with the containers
-  ``prev_idx`` and ``is_first``) when the spec asks;
+  ``prev_idx`` and ``is_first``) or ``walk`` / ``walk_start`` (a run's residual drifting as
+  a random walk in log D, same containers) when the spec asks;
 * ``A``, ``B``, ``C``: textbook coefficients derived from the centered ones;
 * ``loss``: the observed loss, dims ``obs``;
 * ``<c>_obs`` (``N_obs``, ``D_obs``, ``T_m_obs``, ``P_obs``, ...), ``run_idx``, ``loss_obs``:
@@ -51,6 +52,18 @@ def previous_rows(runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     prev = np.arange(len(runs)) - 1
     prev[first] = np.flatnonzero(first)
     return prev.astype("int64"), first.astype(float)
+
+
+def walk_variance(xp: Any, log_d: Any, log_d_prev: Any, follows: Any, tau: Any, start: Any,
+                  log_d_ref: float) -> Any:
+    """Variance the random-walk residual adds to a point, given the run's previous point.
+
+    A point that follows another of its run: ``tau^2 (x - x_prev)`` (``x = log D``); a run's
+    first point: ``start^2 + tau^2 |x - log D_ref|`` (the walk starts at the reference).
+    Written once for numpy and PyTensor (``xp``).
+    """
+    return (follows * tau**2 * (log_d - log_d_prev)
+            + (1.0 - follows) * (start**2 + tau**2 * xp.abs(log_d - log_d_ref)))
 
 
 def level_dim(group: str) -> str:
@@ -217,7 +230,7 @@ class LossModel:
                 for c in self.spec.law_obj.covariates}
         vals["run_idx"] = np.array([index[r] for r in data.frame[C.RUN]], dtype="int64")
         vals["loss_obs"] = data.values(C.LOSS).astype(float)
-        if self.spec.likelihood.ar1 is not None:
+        if self.spec.likelihood.ar1 is not None or self.spec.likelihood.walk is not None:
             vals["prev_idx"], vals["is_first"] = previous_rows(data.frame[C.RUN].to_numpy())
         return vals
 
@@ -286,6 +299,17 @@ class LossModel:
                 follows = 1.0 - pm.Data("is_first", values["is_first"], dims="obs")
                 loc = mu + follows * phi * sigma / sigma[prev] * (loss_obs - mu)[prev]
                 sigma = sigma * pt.sqrt(1.0 - follows * phi**2)
+            if lk.walk is not None:  # the residual drifts from the run's previous point
+                prev = pm.Data("prev_idx", values["prev_idx"], dims="obs")
+                follows = 1.0 - pm.Data("is_first", values["is_first"], dims="obs")
+                log_d = pt.log(cov[C.D])
+                var = walk_variance(pt, log_d, log_d[prev], follows, lk.walk.create("walk"),
+                                    lk.walk_start.create("walk_start"),
+                                    float(np.log(spec.reference[C.D])))
+                if lk.sigma_relative:
+                    var = var * mu**2
+                loc = mu + follows * (loss_obs - mu)[prev]
+                sigma = pt.sqrt(sigma**2 + var)
             if lk.family == "student_t":
                 nu = lk.nu.create("nu")
                 pm.StudentT("loss", nu=nu, mu=loc, sigma=sigma, observed=loss_obs, dims="obs")

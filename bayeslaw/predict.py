@@ -143,6 +143,65 @@ def _base_scale(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -> np.n
     return out
 
 
+def walk_bridge(x_logged: np.ndarray, e_logged: np.ndarray, x: np.ndarray, tau: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A random walk's residual at ``x`` given its values ``e_logged`` at ``x_logged``.
+
+    ``x_logged`` is sorted ``(m,)``, ``e_logged`` is ``(S, m)``, ``tau`` is ``(S, 1)``.  Each
+    row is conditioned on the nearest logged points strictly before and after it (so a row
+    at a logged point is forecast from its neighbours, not from itself): between two, the
+    Brownian bridge (linear mean, variance ``tau^2 (x - a)(b - x) / (b - a)``); past the
+    last or before the first, that point's value and variance ``tau^2 |x - x_k|``.  Returns
+    the mean and variance ``(S, n)`` and a mask of rows with no logged neighbour.
+    """
+    m = len(x_logged)
+    before = np.searchsorted(x_logged, x, "left") - 1
+    after = np.searchsorted(x_logged, x, "right")
+    has_b, has_a = before >= 0, after < m
+    b, a = np.clip(before, 0, m - 1), np.clip(after, 0, m - 1)
+    xb, xa = x_logged[b], x_logged[a]
+    both = has_b & has_a
+    gap = np.where(both, xa - xb, 1.0)
+    w = np.where(both, (x - xb) / gap, 0.0)
+    mean = np.where(has_b, e_logged[:, b], e_logged[:, a])
+    mean = np.where(both, e_logged[:, b] + w * (e_logged[:, a] - e_logged[:, b]), mean)
+    dist = np.where(both, (x - xb) * (xa - x) / gap, np.where(has_b, x - xb, xa - x))
+    return mean, tau**2 * dist, ~(has_b | has_a)
+
+
+def walk_draws(fit: Fit, table: pd.DataFrame, mu: np.ndarray, rng: np.random.Generator
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Shift and added variance of a random-walk residual per draw and row, ``(S, n)``.
+
+    A row of a run with logged points in the fit starts from that run's residuals
+    (observed loss minus the law at the run's own parameters, per draw) through
+    :func:`walk_bridge`; any other row has the walk's marginal variance
+    ``walk_start^2 + walk^2 |log D - log D_ref|`` and no shift.  ``mu`` is the law's value
+    at the rows (scales the variance with ``sigma_relative``).
+    """
+    tau = fit.draws("walk")[:, None]
+    x = np.log(table[C.D].to_numpy(float))
+    x_ref = float(np.log(fit.spec.reference[C.D]))
+    shift = np.zeros(mu.shape)
+    var = np.broadcast_to(fit.draws("walk_start")[:, None] ** 2 + tau**2 * np.abs(x - x_ref),
+                          mu.shape).copy()
+    if C.RUN in table.columns:
+        logged_all = fit.data.frame
+        runs = table[C.RUN].astype(str).to_numpy()
+        for run in pd.unique(runs):
+            logged = logged_all[logged_all[C.RUN] == run]
+            if logged.empty:
+                continue
+            rows = np.flatnonzero(runs == run)
+            e = logged[C.LOSS].to_numpy(float)[None, :] - mean_draws(fit, logged, rng)
+            mean, v, alone = walk_bridge(np.log(logged[C.D].to_numpy(float)), e, x[rows], tau)
+            keep = rows[~alone]
+            shift[:, keep], var[:, keep] = mean[:, ~alone], v[:, ~alone]
+    if fit.spec.likelihood.sigma_relative:
+        var = var * mu**2
+    return shift, var
+
+
 def mean_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
     """The law's value per posterior draw and row, ``(S, n)``."""
     law = fit.spec.law_obj
@@ -186,14 +245,19 @@ def log_likelihood(fit: Fit, points: pd.DataFrame, *, seed: int = 0,
     an AR(1) noise model, ``conditional=True`` conditions each point on the previous row of
     its run in ``points`` (the model's own likelihood: rows sorted by run, then D); the
     default scores each point by its marginal density, as a forecast far from the logged
-    points is (conservative next to the logged curve).
+    points is (conservative next to the logged curve).  With a random-walk residual
+    (``walk``), ``conditional=True`` is the model's own sequential likelihood, and the default
+    scores each point as :func:`predict` forecasts it: from its run's logged residuals
+    (:func:`walk_draws`).
     """
     rng = np.random.default_rng(seed)
     y = points[C.LOSS].to_numpy(float)
     mu = mean_draws(fit, points, rng)
     scale = noise_scale_draws(fit, points, rng, mu)
-    phi_prior = fit.spec.likelihood.ar1
-    if conditional and phi_prior is not None:
+    lk = fit.spec.likelihood
+    if conditional and lk.walk is not None:
+        return log_likelihood_walk(fit, points, y, mu, scale)
+    if conditional and lk.ar1 is not None:
         from .model import previous_rows
 
         prev, first = previous_rows(points[C.RUN].to_numpy())
@@ -201,7 +265,44 @@ def log_likelihood(fit: Fit, points: pd.DataFrame, *, seed: int = 0,
         phi = fit.draws("ar1")[:, None]
         mu = mu + follows * phi * scale / scale[:, prev] * (y[None, prev] - mu[:, prev])
         scale = scale * np.sqrt(1.0 - follows * phi**2)
+    elif lk.walk is not None:
+        shift, var = walk_draws(fit, points, mu, rng)
+        mu, scale = mu + shift, np.sqrt(scale**2 + var)
     return _log_density(fit, y, mu, scale)
+
+
+def log_likelihood_walk(fit: Fit, points: pd.DataFrame, y: np.ndarray, mu: np.ndarray,
+                        scale: np.ndarray) -> np.ndarray:
+    """The random-walk model's own sequential log density of ``y`` at ``points``, ``(S, n)``.
+
+    ``points`` are sorted by run then D; each point is conditioned on the previous point of
+    its run, a run's first point on the walk's start (as the PyMC graph does).
+    """
+    from .model import previous_rows, walk_variance
+
+    runs = points[C.RUN].to_numpy() if C.RUN in points.columns else np.zeros(len(points))
+    prev, first = previous_rows(runs)
+    follows = (1.0 - first)[None, :]
+    log_d = np.log(points[C.D].to_numpy(float))[None, :]
+    var = walk_variance(np, log_d, log_d[:, prev], follows, fit.draws("walk")[:, None],
+                        fit.draws("walk_start")[:, None], float(np.log(fit.spec.reference[C.D])))
+    var = var * mu**2 if fit.spec.likelihood.sigma_relative else var
+    loc = mu + follows * (y[None, prev] - mu[:, prev])
+    return _log_density(fit, y, loc, np.sqrt(scale**2 + var))
+
+
+def _walk_ahead(fit: Fit, d: np.ndarray, y: np.ndarray, mu: np.ndarray, n_log: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Shift and variance of a partial curve's future rows from its last logged point.
+
+    Rows ``:n_log`` are the logged points (sorted by D, losses ``y``; zero shift and
+    variance), rows ``n_log:`` the future.
+    """
+    x = np.log(d)
+    shift, var = np.zeros(mu.shape), np.zeros(mu.shape)
+    shift[:, n_log:] = (y[-1] - mu[:, n_log - 1])[:, None]
+    var[:, n_log:] = fit.draws("walk")[:, None] ** 2 * (x[n_log:] - x[n_log - 1])
+    return shift, var * mu**2 if fit.spec.likelihood.sigma_relative else var
 
 
 def pointwise_log_likelihood(fit: Fit) -> np.ndarray:
@@ -283,7 +384,9 @@ def predict(fit: Fit, points: pd.DataFrame, *, kind: str = "predictive",
         Columns the law needs (``N``, ``D``, ``T_m``), optionally ``run`` (a fitted run's
         own effects) and the spec's group columns.
     kind : {"predictive", "epistemic"}
-        ``predictive`` includes observation noise; ``epistemic`` is the law's value.
+        ``predictive`` includes observation noise; ``epistemic`` is the law's value.  With a
+        random-walk residual (``walk``), a predictive row of a fitted run starts from that
+        run's logged residuals (:func:`walk_draws`).
     probs : sequence of float
         Central band probabilities, each in (0, 1).
     seed : int
@@ -294,7 +397,11 @@ def predict(fit: Fit, points: pd.DataFrame, *, kind: str = "predictive",
     points = points.reset_index(drop=True)
     draws = mean_draws(fit, points, rng)
     if kind == "predictive":
-        draws = draws + _noise(fit, noise_scale_draws(fit, points, rng, draws), rng)
+        scale = noise_scale_draws(fit, points, rng, draws)
+        if fit.spec.likelihood.walk is not None:
+            shift, var = walk_draws(fit, points, draws, rng)
+            draws, scale = draws + shift, np.sqrt(scale**2 + var)
+        draws = draws + _noise(fit, scale, rng)
     return _summarise(points, draws, kind, probs)
 
 
@@ -342,10 +449,21 @@ def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: 
     y = logged[C.LOSS].to_numpy(float)
     n_log = len(logged)
     mus, scales, logw = [], [], []
+    walk = fit.spec.likelihood.walk is not None
+    if walk:
+        logged = logged.sort_values(C.D, kind="stable").reset_index(drop=True)
+        table = pd.concat([logged.drop(columns=[C.LOSS]), grid], ignore_index=True)
+        y = logged[C.LOSS].to_numpy(float)
     for _ in range(replicates):
         mu = mean_draws(fit, table, rng)
         scale = noise_scale_draws(fit, table, rng, mu)
-        ll = _log_density(fit, y, mu[:, :n_log], scale[:, :n_log])
+        if walk:  # the logged points in sequence, the future from the last one
+            ll = log_likelihood_walk(fit, table.iloc[:n_log], y, mu[:, :n_log],
+                                     scale[:, :n_log])
+            shift, var = _walk_ahead(fit, table[C.D].to_numpy(float), y, mu, n_log)
+            mu, scale = mu + shift, np.sqrt(scale**2 + var)
+        else:
+            ll = _log_density(fit, y, mu[:, :n_log], scale[:, :n_log])
         mus.append(mu[:, n_log:])
         scales.append(scale[:, n_log:])
         logw.append(ll.sum(axis=1))

@@ -139,6 +139,15 @@ class Likelihood:
     ``y_i | y_(i-1) ~ family(mu_i + ar1 * s_i / s_(i-1) * e_(i-1), s_i * sqrt(1 - ar1^2))``
     (the first point of a run: scale ``s_i``), so ``s_i`` stays the marginal scale that
     predictions far from the data use.
+
+    With a ``walk`` prior (tau, in loss units per square root of an e-fold of tokens) and a
+    ``walk_start`` prior (s0), a run's residual ``e = y - mu`` drifts as a random walk in
+    ``x = log D``: ``e_i | e_(i-1) ~ family(e_(i-1), sqrt(s_i^2 + tau^2 (x_i - x_(i-1))))``,
+    and a run's first point ``e ~ family(0, sqrt(s_i^2 + s0^2 + tau^2 |x_i - log D_ref|))``
+    (the walk starts at the reference tokens with spread s0).  A forecast of a fitted run then
+    starts from its logged residual and widens with the distance in log tokens (a bridge
+    between logged points); ``s_i`` is the white part of one step.  Both scales are times the
+    law's value with ``sigma_relative``.
     """
 
     family: str
@@ -150,6 +159,8 @@ class Likelihood:
     sigma_decay: Prior | None = None
     ar1: Prior | None = None
     sigma_relative: bool = False
+    walk: Prior | None = None
+    walk_start: Prior | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form."""
@@ -166,6 +177,9 @@ class Likelihood:
             out["ar1"] = self.ar1.to_dict()
         if self.sigma_relative:
             out["sigma_relative"] = True
+        if self.walk is not None:
+            out["walk"] = self.walk.to_dict()
+            out["walk_start"] = self.walk_start.to_dict()
         return out
 
 
@@ -494,6 +508,9 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
         if lk.get("sigma_decay") is not None else None,
         ar1=_prior(lk["ar1"], "likelihood.ar1") if lk.get("ar1") is not None else None,
         sigma_relative=_flag(lk.get("sigma_relative", False), "likelihood.sigma_relative"),
+        walk=_prior(lk["walk"], "likelihood.walk") if lk.get("walk") is not None else None,
+        walk_start=_prior(lk["walk_start"], "likelihood.walk_start")
+        if lk.get("walk_start") is not None else None,
     )
     if likelihood.sigma_decay is not None and "D" not in law.covariates:
         raise SpecError(f"likelihood.sigma_decay makes the noise fall with D, but law "
@@ -501,6 +518,16 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
     if likelihood.ar1 is not None and likelihood.ar1.dist not in ("Beta", "Uniform"):
         raise SpecError("likelihood.ar1 is a correlation in (0, 1): give it a Beta or Uniform "
                         f"prior, not {likelihood.ar1.dist}")
+    if (likelihood.walk is None) != (likelihood.walk_start is None):
+        raise SpecError("likelihood.walk (the drift scale per sqrt of an e-fold of tokens) and "
+                        "likelihood.walk_start (the spread of a run's residual at the reference "
+                        "D) go together: give both or neither")
+    if likelihood.walk is not None and "D" not in law.covariates:
+        raise SpecError(f"likelihood.walk is a drift along log D, but law {law.name!r} has no "
+                        "D: remove walk and walk_start")
+    if likelihood.walk is not None and likelihood.ar1 is not None:
+        raise SpecError("likelihood.walk and likelihood.ar1 are two models of the within-run "
+                        "residual: keep one")
     sampler = {"draws": C.DEFAULT_DRAWS, "tune": C.DEFAULT_TUNE, "chains": C.DEFAULT_CHAINS,
                "target_accept": C.DEFAULT_TARGET_ACCEPT, "backend": "nutpie",
                **d.get("sampler", {})}

@@ -1,4 +1,5 @@
-"""Noise models: per-run scale, decay with D, within-run AR(1), Student-t or normal.
+"""Noise models: per-run scale, decay with D, within-run AR(1) or random walk, Student-t or
+normal.
 
 The numpy log-likelihood (used for LOO, backtest scores and partial-curve weights) must equal
 the PyMC graph's, parameter draw by parameter draw: checked on prior draws, no sampling.
@@ -9,13 +10,22 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import bayeslaw as bl
 from bayeslaw.errors import SpecError
 from bayeslaw.fit import get_model
 from bayeslaw.model import previous_rows
-from bayeslaw.predict import noise_scale_draws, pointwise_log_likelihood
+from bayeslaw.predict import (
+    log_likelihood,
+    mean_draws,
+    noise_scale_draws,
+    pointwise_log_likelihood,
+    predict,
+    walk_bridge,
+    walk_draws,
+)
 from bayeslaw.priors import ModelSpec, load_spec
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
 
@@ -28,6 +38,11 @@ NOISE = {
              "ar1": {"dist": "Beta", "alpha": 2.0, "beta": 2.0}},
     "relative+ar1": {"sigma_relative": True, "sigma": {"dist": "HalfNormal", "sigma": 0.01},
                      "ar1": {"dist": "Beta", "alpha": 2.0, "beta": 2.0}},
+    "walk": {"walk": {"dist": "HalfNormal", "sigma": 0.05},
+             "walk_start": {"dist": "HalfNormal", "sigma": 0.05}},
+    "relative+walk": {"sigma_relative": True, "sigma": {"dist": "HalfNormal", "sigma": 0.01},
+                      "walk": {"dist": "HalfNormal", "sigma": 0.02},
+                      "walk_start": {"dist": "HalfNormal", "sigma": 0.02}},
 }
 
 
@@ -51,7 +66,8 @@ def test_previous_rows():
     assert first.tolist() == [1, 0, 0, 1, 0, 1]
 
 
-@pytest.mark.parametrize("kind", ["decay", "ar1", "both", "relative+ar1"])
+@pytest.mark.parametrize("kind", ["decay", "ar1", "both", "relative+ar1", "walk",
+                                  "relative+walk"])
 @pytest.mark.parametrize("family", ["student_t", "normal"])
 def test_numpy_log_likelihood_equals_the_graph(curves, kind, family):
     import arviz as az
@@ -126,3 +142,65 @@ def test_simulated_ar1_residuals_are_correlated():
         lag1 = np.corrcoef(e[:-1], e[1:])[0, 1]
         # 400 points: the lag-1 sample correlation's sd is about 0.05 (0.03 at rho 0.8)
         assert abs(lag1 - expected) < 0.15
+
+
+def test_walk_bridge_hand_values():
+    x = np.array([0.0, 1.0, 3.0])
+    e = np.array([[0.1, 0.3, -0.1]])
+    rows = np.array([2.0, 1.0, 5.0, -1.0])
+    mean, var, alone = walk_bridge(x, e, rows, np.array([[2.0]]))
+    # x=2 between 1 and 3: mean 0.3 - 0.4/2, var 4 * 1 * 1 / 2; x=1 (a logged point) from its
+    # neighbours 0 and 3: 0.1 - 0.2/3, 4 * 1 * 2 / 3; past the last: -0.1, 4 * 2; before the
+    # first: 0.1, 4 * 1
+    np.testing.assert_allclose(mean[0], [0.1, 0.1 - 0.2 / 3, -0.1, 0.1])
+    np.testing.assert_allclose(var[0], [2.0, 8.0 / 3.0, 8.0, 4.0])
+    assert not alone.any()
+    _, _, alone = walk_bridge(np.array([0.0]), np.array([[0.2]]), np.array([0.0, 1.0]),
+                              np.array([[1.0]]))
+    assert alone.tolist() == [True, False]  # a row at a run's only logged point has no other
+
+
+def test_walk_forecasts_start_from_the_run_and_widen_with_log_tokens(curves):
+    spec = noise_spec(NOISE["walk"])
+    fake = prior_fit(spec, curves, seed=7, draws=20)
+    frame = curves.frame
+    run = curves.runs[0]
+    logged = frame[frame["run"] == run]
+    last = logged.iloc[-1]
+    ahead = logged.iloc[[-1, -1]].copy()
+    ahead["D"] = last["D"] * np.array([2.0, 8.0])
+    new = ahead.assign(run="not-fitted")
+    rng = np.random.default_rng(0)
+    mu = mean_draws(fake, pd.concat([ahead, new]), rng)
+    shift, var = walk_draws(fake, pd.concat([ahead, new]), mu, rng)
+    tau, start = fake.draws("walk")[:, None], fake.draws("walk_start")[:, None]
+    e_last = last["loss"] - mean_draws(fake, logged.iloc[[-1]], rng)
+    # a fitted run: its last logged residual, and variance tau^2 * (log tokens past it)
+    np.testing.assert_allclose(shift[:, :2], np.broadcast_to(e_last, (20, 2)))
+    np.testing.assert_allclose(var[:, :2], tau**2 * np.log([2.0, 8.0]))
+    # a new run: no shift, the walk's marginal variance from the reference tokens
+    x_ref = np.log(spec.reference["D"])
+    np.testing.assert_allclose(shift[:, 2:], 0.0)
+    np.testing.assert_allclose(var[:, 2:], start**2 + tau**2 * np.abs(np.log(ahead["D"].to_numpy())
+                                                                      - x_ref))
+    # held-out scores and bands use the same forecast
+    sigma = noise_scale_draws(fake, ahead, rng, mu[:, :2])
+    ll = log_likelihood(fake, ahead.assign(loss=last["loss"]))
+    from scipy import stats
+    expected = stats.t.logpdf(last["loss"], df=fake.draws("nu")[:, None], loc=mu[:, :2] + e_last,
+                              scale=np.sqrt(sigma**2 + var[:, :2]))
+    np.testing.assert_allclose(ll, expected, rtol=1e-6)
+    pred = predict(fake, ahead, probs=(0.9,), seed=0)
+    lo, hi = pred.band(0.9)
+    assert (hi - lo)[1] > (hi - lo)[0]  # wider 8x past the last point than 2x
+
+
+def test_walk_spec_errors():
+    with pytest.raises(SpecError, match="go together"):
+        noise_spec({"walk": {"dist": "HalfNormal", "sigma": 0.05}})
+    with pytest.raises(SpecError, match="keep one"):
+        noise_spec({**NOISE["walk"], **NOISE["ar1"]})
+    d = load_spec(law="size_only").to_dict()
+    d["likelihood"].update(NOISE["walk"])
+    with pytest.raises(SpecError, match="no D"):
+        ModelSpec.from_dict(d)
