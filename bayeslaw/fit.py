@@ -342,7 +342,8 @@ class Fit:
         names += [n for n in law.natural({p: 1.0 for p in law.param_names},
                                          dict.fromkeys(law.reference_keys, 1.0))
                   if n in self.idata.posterior]
-        names += [n for n in ("sigma", "sigma_spread", "nu", "sigma_decay", "ar1")
+        names += [n for n in ("sigma", "sigma_spread", "nu", "sigma_decay", "ar1", "walk",
+                              "walk_start", "walk_hurst")
                   if n in self.idata.posterior]
         names += [f"{e.name}_sd" for e in self.spec.effects if f"{e.name}_sd" in
                   self.idata.posterior]

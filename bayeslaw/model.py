@@ -15,8 +15,8 @@ Graph layout (names used in the posterior):
 * ``sigma`` (and ``sigma_spread``, ``sigma_log_dev`` or ``sigma_z``, ``sigma_run`` per
   run; a fraction of the law's value with ``sigma_relative``), ``nu``; ``sigma_decay``
   (noise falling with D) and ``ar1`` (within-run residual correlation, with the containers
-  ``prev_idx`` and ``is_first``) or ``walk`` / ``walk_start`` (a run's residual drifting as
-  a random walk in log D, same containers) when the spec asks;
+  ``prev_idx`` and ``is_first``) or ``walk`` / ``walk_start`` / ``walk_hurst`` (a run's
+  residual drifting as a random walk in log D, same containers) when the spec asks;
 * ``A``, ``B``, ``C``: textbook coefficients derived from the centered ones;
 * ``loss``: the observed loss, dims ``obs``;
 * ``<c>_obs`` (``N_obs``, ``D_obs``, ``T_m_obs``, ``P_obs``, ...), ``run_idx``, ``loss_obs``:
@@ -54,16 +54,22 @@ def previous_rows(runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return prev.astype("int64"), first.astype(float)
 
 
+def walk_power(gap: Any, hurst: Any) -> Any:
+    """``gap^(2 hurst)`` for distances ``gap >= 0`` in log D (finite gradient at 0)."""
+    return (gap + 1e-12) ** (2.0 * hurst)
+
+
 def walk_variance(xp: Any, log_d: Any, log_d_prev: Any, follows: Any, tau: Any, start: Any,
-                  log_d_ref: float) -> Any:
+                  log_d_ref: float, hurst: Any = 0.5) -> Any:
     """Variance the random-walk residual adds to a point, given the run's previous point.
 
-    A point that follows another of its run: ``tau^2 (x - x_prev)`` (``x = log D``); a run's
-    first point: ``start^2 + tau^2 |x - log D_ref|`` (the walk starts at the reference).
-    Written once for numpy and PyTensor (``xp``).
+    A point that follows another of its run: ``tau^2 (x - x_prev)^(2h)`` (``x = log D``,
+    ``h = hurst``, 1/2 for a random walk); a run's first point:
+    ``start^2 + tau^2 |x - log D_ref|^(2h)`` (the walk starts at the reference).  Written once
+    for numpy and PyTensor (``xp``).
     """
-    return (follows * tau**2 * (log_d - log_d_prev)
-            + (1.0 - follows) * (start**2 + tau**2 * xp.abs(log_d - log_d_ref)))
+    return (follows * tau**2 * walk_power(log_d - log_d_prev, hurst)
+            + (1.0 - follows) * (start**2 + tau**2 * walk_power(xp.abs(log_d - log_d_ref), hurst)))
 
 
 def level_dim(group: str) -> str:
@@ -303,9 +309,11 @@ class LossModel:
                 prev = pm.Data("prev_idx", values["prev_idx"], dims="obs")
                 follows = 1.0 - pm.Data("is_first", values["is_first"], dims="obs")
                 log_d = pt.log(cov[C.D])
+                hurst = (lk.walk_hurst.create("walk_hurst") if lk.walk_hurst is not None
+                         else 0.5)
                 var = walk_variance(pt, log_d, log_d[prev], follows, lk.walk.create("walk"),
                                     lk.walk_start.create("walk_start"),
-                                    float(np.log(spec.reference[C.D])))
+                                    float(np.log(spec.reference[C.D])), hurst)
                 if lk.sigma_relative:
                     var = var * mu**2
                 loc = mu + follows * (loss_obs - mu)[prev]

@@ -143,17 +143,22 @@ def _base_scale(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -> np.n
     return out
 
 
-def walk_bridge(x_logged: np.ndarray, e_logged: np.ndarray, x: np.ndarray, tau: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def walk_bridge(x_logged: np.ndarray, e_logged: np.ndarray, x: np.ndarray, tau: np.ndarray,
+                hurst: np.ndarray | float = 0.5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A random walk's residual at ``x`` given its values ``e_logged`` at ``x_logged``.
 
     ``x_logged`` is sorted ``(m,)``, ``e_logged`` is ``(S, m)``, ``tau`` is ``(S, 1)``.  Each
     row is conditioned on the nearest logged points strictly before and after it (so a row
     at a logged point is forecast from its neighbours, not from itself): between two, the
     Brownian bridge (linear mean, variance ``tau^2 (x - a)(b - x) / (b - a)``); past the
-    last or before the first, that point's value and variance ``tau^2 |x - x_k|``.  Returns
-    the mean and variance ``(S, n)`` and a mask of rows with no logged neighbour.
+    last or before the first, that point's value and variance ``tau^2 |x - x_k|``.  With a
+    Hurst exponent ``hurst`` (``(S, 1)`` or a float), each distance ``g`` enters as
+    ``g^(2 hurst)`` (between two points, the bridge's ``(x - a)(b - x) / (b - a)``: exact for
+    a random walk, an approximation otherwise).  Returns the mean and variance ``(S, n)``
+    and a mask of rows with no logged neighbour.
     """
+    from .model import walk_power
+
     m = len(x_logged)
     before = np.searchsorted(x_logged, x, "left") - 1
     after = np.searchsorted(x_logged, x, "right")
@@ -166,7 +171,12 @@ def walk_bridge(x_logged: np.ndarray, e_logged: np.ndarray, x: np.ndarray, tau: 
     mean = np.where(has_b, e_logged[:, b], e_logged[:, a])
     mean = np.where(both, e_logged[:, b] + w * (e_logged[:, a] - e_logged[:, b]), mean)
     dist = np.where(both, (x - xb) * (xa - x) / gap, np.where(has_b, x - xb, xa - x))
-    return mean, tau**2 * dist, ~(has_b | has_a)
+    return mean, tau**2 * walk_power(dist, hurst), ~(has_b | has_a)
+
+
+def _hurst(fit: Fit) -> np.ndarray | float:
+    """The walk's Hurst exponent per draw ``(S, 1)``, or 1/2 when the spec has none."""
+    return fit.draws("walk_hurst")[:, None] if fit.spec.likelihood.walk_hurst is not None else 0.5
 
 
 def walk_draws(fit: Fit, table: pd.DataFrame, mu: np.ndarray, rng: np.random.Generator
@@ -179,12 +189,14 @@ def walk_draws(fit: Fit, table: pd.DataFrame, mu: np.ndarray, rng: np.random.Gen
     ``walk_start^2 + walk^2 |log D - log D_ref|`` and no shift.  ``mu`` is the law's value
     at the rows (scales the variance with ``sigma_relative``).
     """
-    tau = fit.draws("walk")[:, None]
+    from .model import walk_power
+
+    tau, hurst = fit.draws("walk")[:, None], _hurst(fit)
     x = np.log(table[C.D].to_numpy(float))
     x_ref = float(np.log(fit.spec.reference[C.D]))
     shift = np.zeros(mu.shape)
-    var = np.broadcast_to(fit.draws("walk_start")[:, None] ** 2 + tau**2 * np.abs(x - x_ref),
-                          mu.shape).copy()
+    var = np.broadcast_to(fit.draws("walk_start")[:, None] ** 2
+                          + tau**2 * walk_power(np.abs(x - x_ref), hurst), mu.shape).copy()
     if C.RUN in table.columns:
         logged_all = fit.data.frame
         runs = table[C.RUN].astype(str).to_numpy()
@@ -194,7 +206,8 @@ def walk_draws(fit: Fit, table: pd.DataFrame, mu: np.ndarray, rng: np.random.Gen
                 continue
             rows = np.flatnonzero(runs == run)
             e = logged[C.LOSS].to_numpy(float)[None, :] - mean_draws(fit, logged, rng)
-            mean, v, alone = walk_bridge(np.log(logged[C.D].to_numpy(float)), e, x[rows], tau)
+            mean, v, alone = walk_bridge(np.log(logged[C.D].to_numpy(float)), e, x[rows], tau,
+                                         hurst)
             keep = rows[~alone]
             shift[:, keep], var[:, keep] = mean[:, ~alone], v[:, ~alone]
     if fit.spec.likelihood.sigma_relative:
@@ -285,7 +298,8 @@ def log_likelihood_walk(fit: Fit, points: pd.DataFrame, y: np.ndarray, mu: np.nd
     follows = (1.0 - first)[None, :]
     log_d = np.log(points[C.D].to_numpy(float))[None, :]
     var = walk_variance(np, log_d, log_d[:, prev], follows, fit.draws("walk")[:, None],
-                        fit.draws("walk_start")[:, None], float(np.log(fit.spec.reference[C.D])))
+                        fit.draws("walk_start")[:, None], float(np.log(fit.spec.reference[C.D])),
+                        _hurst(fit))
     var = var * mu**2 if fit.spec.likelihood.sigma_relative else var
     loc = mu + follows * (y[None, prev] - mu[:, prev])
     return _log_density(fit, y, loc, np.sqrt(scale**2 + var))
@@ -298,10 +312,13 @@ def _walk_ahead(fit: Fit, d: np.ndarray, y: np.ndarray, mu: np.ndarray, n_log: i
     Rows ``:n_log`` are the logged points (sorted by D, losses ``y``; zero shift and
     variance), rows ``n_log:`` the future.
     """
+    from .model import walk_power
+
     x = np.log(d)
     shift, var = np.zeros(mu.shape), np.zeros(mu.shape)
     shift[:, n_log:] = (y[-1] - mu[:, n_log - 1])[:, None]
-    var[:, n_log:] = fit.draws("walk")[:, None] ** 2 * (x[n_log:] - x[n_log - 1])
+    var[:, n_log:] = fit.draws("walk")[:, None] ** 2 * walk_power(x[n_log:] - x[n_log - 1],
+                                                                   _hurst(fit))
     return shift, var * mu**2 if fit.spec.likelihood.sigma_relative else var
 
 

@@ -147,7 +147,10 @@ class Likelihood:
     (the walk starts at the reference tokens with spread s0).  A forecast of a fitted run then
     starts from its logged residual and widens with the distance in log tokens (a bridge
     between logged points); ``s_i`` is the white part of one step.  Both scales are times the
-    law's value with ``sigma_relative``.
+    law's value with ``sigma_relative``.  With a ``walk_hurst`` prior (h in (0, 1)), every
+    distance ``g`` in log D above enters as ``g^(2h)`` (a fractional walk): h = 1/2 (the
+    default) is the random walk, h near 1 a drift whose spread grows in proportion to the
+    distance (a run's residual bending away from the law along a trend of its own).
     """
 
     family: str
@@ -161,6 +164,7 @@ class Likelihood:
     sigma_relative: bool = False
     walk: Prior | None = None
     walk_start: Prior | None = None
+    walk_hurst: Prior | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form."""
@@ -180,6 +184,8 @@ class Likelihood:
         if self.walk is not None:
             out["walk"] = self.walk.to_dict()
             out["walk_start"] = self.walk_start.to_dict()
+        if self.walk_hurst is not None:
+            out["walk_hurst"] = self.walk_hurst.to_dict()
         return out
 
 
@@ -511,6 +517,8 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
         walk=_prior(lk["walk"], "likelihood.walk") if lk.get("walk") is not None else None,
         walk_start=_prior(lk["walk_start"], "likelihood.walk_start")
         if lk.get("walk_start") is not None else None,
+        walk_hurst=_prior(lk["walk_hurst"], "likelihood.walk_hurst")
+        if lk.get("walk_hurst") is not None else None,
     )
     if likelihood.sigma_decay is not None and "D" not in law.covariates:
         raise SpecError(f"likelihood.sigma_decay makes the noise fall with D, but law "
@@ -525,6 +533,13 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
     if likelihood.walk is not None and "D" not in law.covariates:
         raise SpecError(f"likelihood.walk is a drift along log D, but law {law.name!r} has no "
                         "D: remove walk and walk_start")
+    if likelihood.walk_hurst is not None and likelihood.walk is None:
+        raise SpecError("likelihood.walk_hurst shapes the random walk: give walk and walk_start "
+                        "too, or remove walk_hurst")
+    if likelihood.walk_hurst is not None and likelihood.walk_hurst.dist not in ("Beta",
+                                                                                 "Uniform"):
+        raise SpecError("likelihood.walk_hurst is an exponent in (0, 1): give it a Beta or "
+                        f"Uniform prior, not {likelihood.walk_hurst.dist}")
     if likelihood.walk is not None and likelihood.ar1 is not None:
         raise SpecError("likelihood.walk and likelihood.ar1 are two models of the within-run "
                         "residual: keep one")

@@ -40,6 +40,9 @@ NOISE = {
                      "ar1": {"dist": "Beta", "alpha": 2.0, "beta": 2.0}},
     "walk": {"walk": {"dist": "HalfNormal", "sigma": 0.05},
              "walk_start": {"dist": "HalfNormal", "sigma": 0.05}},
+    "walk+hurst": {"walk": {"dist": "HalfNormal", "sigma": 0.05},
+                   "walk_start": {"dist": "HalfNormal", "sigma": 0.05},
+                   "walk_hurst": {"dist": "Beta", "alpha": 2.0, "beta": 2.0}},
     "relative+walk": {"sigma_relative": True, "sigma": {"dist": "HalfNormal", "sigma": 0.01},
                       "walk": {"dist": "HalfNormal", "sigma": 0.02},
                       "walk_start": {"dist": "HalfNormal", "sigma": 0.02}},
@@ -67,7 +70,7 @@ def test_previous_rows():
 
 
 @pytest.mark.parametrize("kind", ["decay", "ar1", "both", "relative+ar1", "walk",
-                                  "relative+walk"])
+                                  "walk+hurst", "relative+walk"])
 @pytest.mark.parametrize("family", ["student_t", "normal"])
 def test_numpy_log_likelihood_equals_the_graph(curves, kind, family):
     import arviz as az
@@ -158,10 +161,14 @@ def test_walk_bridge_hand_values():
     _, _, alone = walk_bridge(np.array([0.0]), np.array([[0.2]]), np.array([0.0, 1.0]),
                               np.array([[1.0]]))
     assert alone.tolist() == [True, False]  # a row at a run's only logged point has no other
+    # Hurst exponent 1: each distance enters squared (the bridge's 1/2 -> 1/4, 2 -> 4, 1 -> 1)
+    _, var, _ = walk_bridge(x, e, rows, np.array([[2.0]]), hurst=1.0)
+    np.testing.assert_allclose(var[0], [1.0, 4.0 * (2.0 / 3.0) ** 2, 16.0, 4.0])
 
 
-def test_walk_forecasts_start_from_the_run_and_widen_with_log_tokens(curves):
-    spec = noise_spec(NOISE["walk"])
+@pytest.mark.parametrize("kind", ["walk", "walk+hurst"])
+def test_walk_forecasts_start_from_the_run_and_widen_with_log_tokens(curves, kind):
+    spec = noise_spec(NOISE[kind])
     fake = prior_fit(spec, curves, seed=7, draws=20)
     frame = curves.frame
     run = curves.runs[0]
@@ -174,15 +181,16 @@ def test_walk_forecasts_start_from_the_run_and_widen_with_log_tokens(curves):
     mu = mean_draws(fake, pd.concat([ahead, new]), rng)
     shift, var = walk_draws(fake, pd.concat([ahead, new]), mu, rng)
     tau, start = fake.draws("walk")[:, None], fake.draws("walk_start")[:, None]
+    h2 = 2 * fake.draws("walk_hurst")[:, None] if kind == "walk+hurst" else 1.0
     e_last = last["loss"] - mean_draws(fake, logged.iloc[[-1]], rng)
     # a fitted run: its last logged residual, and variance tau^2 * (log tokens past it)
     np.testing.assert_allclose(shift[:, :2], np.broadcast_to(e_last, (20, 2)))
-    np.testing.assert_allclose(var[:, :2], tau**2 * np.log([2.0, 8.0]))
+    np.testing.assert_allclose(var[:, :2], tau**2 * np.log([2.0, 8.0]) ** h2)
     # a new run: no shift, the walk's marginal variance from the reference tokens
     x_ref = np.log(spec.reference["D"])
     np.testing.assert_allclose(shift[:, 2:], 0.0)
-    np.testing.assert_allclose(var[:, 2:], start**2 + tau**2 * np.abs(np.log(ahead["D"].to_numpy())
-                                                                      - x_ref))
+    gap = np.abs(np.log(ahead["D"].to_numpy()) - x_ref)
+    np.testing.assert_allclose(var[:, 2:], start**2 + tau**2 * gap**h2)
     # held-out scores and bands use the same forecast
     sigma = noise_scale_draws(fake, ahead, rng, mu[:, :2])
     ll = log_likelihood(fake, ahead.assign(loss=last["loss"]))
@@ -200,6 +208,10 @@ def test_walk_spec_errors():
         noise_spec({"walk": {"dist": "HalfNormal", "sigma": 0.05}})
     with pytest.raises(SpecError, match="keep one"):
         noise_spec({**NOISE["walk"], **NOISE["ar1"]})
+    with pytest.raises(SpecError, match="give walk and walk_start"):
+        noise_spec({"walk_hurst": {"dist": "Beta", "alpha": 2.0, "beta": 2.0}})
+    with pytest.raises(SpecError, match="Beta or Uniform"):
+        noise_spec({**NOISE["walk"], "walk_hurst": {"dist": "HalfNormal", "sigma": 1.0}})
     d = load_spec(law="size_only").to_dict()
     d["likelihood"].update(NOISE["walk"])
     with pytest.raises(SpecError, match="no D"):
