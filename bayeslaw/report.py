@@ -198,6 +198,11 @@ def _spec_section(fit: Fit, title: str, level: int) -> Section:
         rows["noise decay with D (exponent)"] = _prior_text(lk.sigma_decay)
     if lk.ar1 is not None:
         rows["within-run AR(1) correlation"] = _prior_text(lk.ar1)
+    if lk.walk is not None:
+        rows["random-walk drift per e-fold of tokens"] = _prior_text(lk.walk)
+        rows["random walk's spread at the reference D"] = _prior_text(lk.walk_start)
+        rows["random walk's Hurst exponent"] = (_prior_text(lk.walk_hurst)
+                                                if lk.walk_hurst is not None else "1/2 (fixed)")
     if lk.sigma_relative:
         rows["noise scale relative to"] = "the law's value (sigma is a fraction of the loss)"
     blocks.append(Block("Observation model: how an observed loss scatters around the law.",
