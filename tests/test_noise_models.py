@@ -258,3 +258,49 @@ def test_walk_forecast_of_the_next_point_is_calibrated(curves):
     inside = np.concatenate(inside)
     low, high = clopper_pearson(int(inside.sum()), len(inside))
     assert low <= 0.9 <= high, f"{inside.mean():.3f} [{low:.3f}, {high:.3f}]"
+
+
+def test_walk_fit_draws_its_grid_and_report(curves):
+    """Plumbing on prior draws: the sweep grid (bands of fitted runs bridge their logged
+    points, forecasts past them widen) and the report's likelihood rows."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bayeslaw.plots import plot_grid
+    from bayeslaw.report import _spec_section
+    from bayeslaw.report_html import Report
+
+    fake = prior_fit(noise_spec(NOISE["walk+hurst"]), curves, seed=13, draws=20)
+    fig = plot_grid(fake, extend_to=8e10, n_grid=30)
+    assert len(fig.axes) == 9
+    plt.close(fig)
+    text = Report("walk", [_spec_section(fake, "Model", 2)]).to_markdown()
+    assert "random walk's Hurst exponent" in text
+    assert "random-walk drift per e-fold of tokens" in text
+
+
+def test_walk_forecast_of_a_new_partial_curve_starts_from_its_last_point(curves):
+    """A new partial curve under the walk: each draw's future is the law shifted by the
+    curve's last logged residual, with variance walk^2 (log tokens past it); the band
+    widens with the distance."""
+    from bayeslaw.predict import _walk_ahead, forecast_run
+
+    fake = prior_fit(noise_spec(NOISE["walk"], "normal"), curves, seed=14, draws=200)
+    d = np.array([1e9, 2e9, 4e9, 8e9])
+    y = np.array([3.0, 2.9, 2.85, 0.0])  # two logged points, then two future rows
+    mu = np.random.default_rng(0).uniform(2.5, 3.5, size=(200, 4))
+    shift, var = _walk_ahead(fake, d, y[:2], mu, 2)
+    np.testing.assert_allclose(shift[:, :2], 0.0)
+    np.testing.assert_allclose(shift[:, 2:], np.repeat((2.9 - mu[:, 1])[:, None], 2, axis=1))
+    tau = fake.draws("walk")[:, None]
+    np.testing.assert_allclose(var[:, 2:], tau**2 * np.log([2.0, 4.0]), rtol=1e-9)
+    frame = curves.frame
+    partial = frame[frame["run"] == curves.runs[4]].drop(columns=["run"]).iloc[:4]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # few effective draws from prior draws
+        far = forecast_run(fake, partial, partial["D"].iloc[-1] * 1e3, n_grid=2, probs=(0.9,),
+                           seed=0)
+    lo, hi = far.band(0.9)
+    assert (hi - lo)[1] > (hi - lo)[0]
