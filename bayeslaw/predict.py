@@ -186,8 +186,8 @@ def walk_draws(fit: Fit, table: pd.DataFrame, mu: np.ndarray, rng: np.random.Gen
     A row of a run with logged points in the fit starts from that run's residuals
     (observed loss minus the law at the run's own parameters, per draw) through
     :func:`walk_bridge`; any other row has the walk's marginal variance
-    ``walk_start^2 + walk^2 |log D - log D_ref|`` and no shift.  ``mu`` is the law's value
-    at the rows (scales the variance with ``sigma_relative``).
+    ``walk_start^2 + walk^2 |log D - log D_ref|^(2 walk_hurst)`` and no shift.  ``mu`` is
+    the law's value at the rows (scales the variance with ``sigma_relative``).
     """
     from .model import walk_power
 
