@@ -299,15 +299,14 @@ class LossModel:
             if lk.sigma_relative:  # a fraction of the law's value: noise on log-loss
                 sigma = sigma * mu
             loc = mu
-            if lk.ar1 is not None:  # conditional on the previous point of the run
-                phi = lk.ar1.create("ar1")
+            if lk.ar1 is not None or lk.walk is not None:  # the run's previous point
                 prev = pm.Data("prev_idx", values["prev_idx"], dims="obs")
                 follows = 1.0 - pm.Data("is_first", values["is_first"], dims="obs")
+            if lk.ar1 is not None:  # conditional on the previous point of the run
+                phi = lk.ar1.create("ar1")
                 loc = mu + follows * phi * sigma / sigma[prev] * (loss_obs - mu)[prev]
                 sigma = sigma * pt.sqrt(1.0 - follows * phi**2)
             if lk.walk is not None:  # the residual drifts from the run's previous point
-                prev = pm.Data("prev_idx", values["prev_idx"], dims="obs")
-                follows = 1.0 - pm.Data("is_first", values["is_first"], dims="obs")
                 log_d = pt.log(cov[C.D])
                 hurst = (lk.walk_hurst.create("walk_hurst") if lk.walk_hurst is not None
                          else 0.5)

@@ -198,16 +198,14 @@ def walk_draws(fit: Fit, table: pd.DataFrame, mu: np.ndarray, rng: np.random.Gen
     var = np.broadcast_to(fit.draws("walk_start")[:, None] ** 2
                           + tau**2 * walk_power(np.abs(x - x_ref), hurst), mu.shape).copy()
     if C.RUN in table.columns:
-        logged_all = fit.data.frame
         runs = table[C.RUN].astype(str).to_numpy()
-        for run in pd.unique(runs):
-            logged = logged_all[logged_all[C.RUN] == run]
-            if logged.empty:
-                continue
+        frame = fit.data.frame
+        logged = frame[frame[C.RUN].isin(pd.unique(runs))].reset_index(drop=True)
+        e = logged[C.LOSS].to_numpy(float)[None, :] - mean_draws(fit, logged, rng)
+        x_logged = np.log(logged[C.D].to_numpy(float))
+        for run, at in logged.groupby(C.RUN, sort=False).indices.items():
             rows = np.flatnonzero(runs == run)
-            e = logged[C.LOSS].to_numpy(float)[None, :] - mean_draws(fit, logged, rng)
-            mean, v, alone = walk_bridge(np.log(logged[C.D].to_numpy(float)), e, x[rows], tau,
-                                         hurst)
+            mean, v, alone = walk_bridge(x_logged[at], e[:, at], x[rows], tau, hurst)
             keep = rows[~alone]
             shift[:, keep], var[:, keep] = mean[:, ~alone], v[:, ~alone]
     if fit.spec.likelihood.sigma_relative:
@@ -303,23 +301,6 @@ def log_likelihood_walk(fit: Fit, points: pd.DataFrame, y: np.ndarray, mu: np.nd
     var = var * mu**2 if fit.spec.likelihood.sigma_relative else var
     loc = mu + follows * (y[None, prev] - mu[:, prev])
     return _log_density(fit, y, loc, np.sqrt(scale**2 + var))
-
-
-def _walk_ahead(fit: Fit, d: np.ndarray, y: np.ndarray, mu: np.ndarray, n_log: int
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """Shift and variance of a partial curve's future rows from its last logged point.
-
-    Rows ``:n_log`` are the logged points (sorted by D, losses ``y``; zero shift and
-    variance), rows ``n_log:`` the future.
-    """
-    from .model import walk_power
-
-    x = np.log(d)
-    shift, var = np.zeros(mu.shape), np.zeros(mu.shape)
-    shift[:, n_log:] = (y[-1] - mu[:, n_log - 1])[:, None]
-    var[:, n_log:] = fit.draws("walk")[:, None] ** 2 * walk_power(x[n_log:] - x[n_log - 1],
-                                                                   _hurst(fit))
-    return shift, var * mu**2 if fit.spec.likelihood.sigma_relative else var
 
 
 def pointwise_log_likelihood(fit: Fit) -> np.ndarray:
@@ -455,7 +436,7 @@ def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: 
                             + (" ..." if len(fit.data.runs) > 10 else ""))
         grid = _future_grid(logged, D_target, n_grid)
         return predict(fit, grid, kind=kind, probs=probs, seed=seed)
-    logged = run.reset_index(drop=True).copy()
+    logged = run.sort_values(C.D, kind="stable").reset_index(drop=True)
     missing = [c for c in (C.N, C.D, C.LOSS) if c not in logged.columns]
     if missing or logged.empty:
         raise DataError(f"a partial curve needs rows with columns N, D and loss; missing "
@@ -465,24 +446,25 @@ def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: 
     table = pd.concat([logged.drop(columns=[C.LOSS]), grid], ignore_index=True)
     y = logged[C.LOSS].to_numpy(float)
     n_log = len(logged)
+    x = np.log(table[C.D].to_numpy(float))
     mus, scales, logw = [], [], []
-    walk = fit.spec.likelihood.walk is not None
-    if walk:
-        logged = logged.sort_values(C.D, kind="stable").reset_index(drop=True)
-        table = pd.concat([logged.drop(columns=[C.LOSS]), grid], ignore_index=True)
-        y = logged[C.LOSS].to_numpy(float)
     for _ in range(replicates):
         mu = mean_draws(fit, table, rng)
         scale = noise_scale_draws(fit, table, rng, mu)
-        if walk:  # the logged points in sequence, the future from the last one
+        future, spread = mu[:, n_log:], scale[:, n_log:]
+        if fit.spec.likelihood.walk is None:
+            ll = _log_density(fit, y, mu[:, :n_log], scale[:, :n_log])
+        else:  # the logged points in sequence, the future from the last one
             ll = log_likelihood_walk(fit, table.iloc[:n_log], y, mu[:, :n_log],
                                      scale[:, :n_log])
-            shift, var = _walk_ahead(fit, table[C.D].to_numpy(float), y, mu, n_log)
-            mu, scale = mu + shift, np.sqrt(scale**2 + var)
-        else:
-            ll = _log_density(fit, y, mu[:, :n_log], scale[:, :n_log])
-        mus.append(mu[:, n_log:])
-        scales.append(scale[:, n_log:])
+            if kind == "predictive":
+                shift, var, _ = walk_bridge(x[:n_log], y - mu[:, :n_log], x[n_log:],
+                                            fit.draws("walk")[:, None], _hurst(fit))
+                if fit.spec.likelihood.sigma_relative:
+                    var = var * future**2
+                future, spread = future + shift, np.sqrt(spread**2 + var)
+        mus.append(future)
+        scales.append(spread)
         logw.append(ll.sum(axis=1))
     mu_all, scale_all = np.concatenate(mus), np.concatenate(scales)
     w = np.exp(np.concatenate(logw) - np.max(np.concatenate(logw)))

@@ -523,9 +523,11 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
     if likelihood.sigma_decay is not None and "D" not in law.covariates:
         raise SpecError(f"likelihood.sigma_decay makes the noise fall with D, but law "
                         f"{law.name!r} has no D: remove sigma_decay")
-    if likelihood.ar1 is not None and likelihood.ar1.dist not in ("Beta", "Uniform"):
-        raise SpecError("likelihood.ar1 is a correlation in (0, 1): give it a Beta or Uniform "
-                        f"prior, not {likelihood.ar1.dist}")
+    for key, what in (("ar1", "a correlation"), ("walk_hurst", "an exponent")):
+        prior = getattr(likelihood, key)
+        if prior is not None and prior.dist not in ("Beta", "Uniform"):
+            raise SpecError(f"likelihood.{key} is {what} in (0, 1): give it a Beta or Uniform "
+                            f"prior, not {prior.dist}")
     if (likelihood.walk is None) != (likelihood.walk_start is None):
         raise SpecError("likelihood.walk (the drift scale per sqrt of an e-fold of tokens) and "
                         "likelihood.walk_start (the spread of a run's residual at the reference "
@@ -536,10 +538,6 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
     if likelihood.walk_hurst is not None and likelihood.walk is None:
         raise SpecError("likelihood.walk_hurst shapes the random walk: give walk and walk_start "
                         "too, or remove walk_hurst")
-    if likelihood.walk_hurst is not None and likelihood.walk_hurst.dist not in ("Beta",
-                                                                                 "Uniform"):
-        raise SpecError("likelihood.walk_hurst is an exponent in (0, 1): give it a Beta or "
-                        f"Uniform prior, not {likelihood.walk_hurst.dist}")
     if likelihood.walk is not None and likelihood.ar1 is not None:
         raise SpecError("likelihood.walk and likelihood.ar1 are two models of the within-run "
                         "residual: keep one")

@@ -218,20 +218,27 @@ def test_walk_spec_errors():
         ModelSpec.from_dict(d)
 
 
+def fixed_fit(spec: ModelSpec, data, seed: int, draws: int = 400):
+    """A ``Fit`` whose every posterior draw is one prior draw of ``spec``: known parameters."""
+    import arviz as az
+
+    from bayeslaw.fit import Fit
+
+    one = prior_fit(spec, data, seed=seed, draws=1).idata.posterior.isel(chain=[0], draw=[0])
+    post = one.isel(draw=np.zeros(draws, dtype=int)).assign_coords(draw=np.arange(draws))
+    return Fit(idata=az.InferenceData(posterior=post), spec=spec, data=data, provenance={})
+
+
 def test_walk_forecast_of_the_next_point_is_calibrated(curves):
     """Data simulated from the walk model itself, with known parameters (every posterior draw
     equal to one prior draw): the 90% band for each run's next point, from its logged points,
     must hold 90% of them.  1,800 forecasts (200 data sets x 9 runs): the 95% binomial
     interval of a calibrated band is about [0.886, 0.914]."""
-    import arviz as az
-
     from bayeslaw.fit import Fit
     from bayeslaw.metrics import clopper_pearson
 
     spec = noise_spec(NOISE["walk+hurst"], "normal")
-    one = prior_fit(spec, curves, seed=11, draws=1).idata.posterior.isel(chain=[0], draw=[0])
-    post = one.isel(draw=np.zeros(400, dtype=int)).assign_coords(draw=np.arange(400))
-    truth = Fit(idata=az.InferenceData(posterior=post), spec=spec, data=curves, provenance={})
+    truth = fixed_fit(spec, curves, seed=11)
     frame = curves.frame
     rng = np.random.default_rng(12)
     mu = mean_draws(truth, frame, rng)[0]
@@ -283,24 +290,41 @@ def test_walk_fit_draws_its_grid_and_report(curves):
 
 def test_walk_forecast_of_a_new_partial_curve_starts_from_its_last_point(curves):
     """A new partial curve under the walk: each draw's future is the law shifted by the
-    curve's last logged residual, with variance walk^2 (log tokens past it); the band
-    widens with the distance."""
-    from bayeslaw.predict import _walk_ahead, forecast_run
+    curve's last logged residual (the bridge past its last point), with variance
+    walk^2 (log tokens past it); the epistemic forecast stays the law; the band widens with
+    the distance."""
+    from bayeslaw.predict import forecast_run
 
     fake = prior_fit(noise_spec(NOISE["walk"], "normal"), curves, seed=14, draws=200)
     d = np.array([1e9, 2e9, 4e9, 8e9])
-    y = np.array([3.0, 2.9, 2.85, 0.0])  # two logged points, then two future rows
+    y = np.array([3.0, 2.9])  # two logged points, then two future rows
     mu = np.random.default_rng(0).uniform(2.5, 3.5, size=(200, 4))
-    shift, var = _walk_ahead(fake, d, y[:2], mu, 2)
-    np.testing.assert_allclose(shift[:, :2], 0.0)
-    np.testing.assert_allclose(shift[:, 2:], np.repeat((2.9 - mu[:, 1])[:, None], 2, axis=1))
     tau = fake.draws("walk")[:, None]
-    np.testing.assert_allclose(var[:, 2:], tau**2 * np.log([2.0, 4.0]), rtol=1e-9)
+    shift, var, alone = walk_bridge(np.log(d[:2]), y - mu[:, :2], np.log(d[2:]), tau)
+    np.testing.assert_allclose(shift, np.repeat((2.9 - mu[:, 1])[:, None], 2, axis=1))
+    np.testing.assert_allclose(var, tau**2 * np.log([2.0, 4.0]), rtol=1e-9)
+    assert not alone.any()
+    # known parameters, no group effects: the law at a point is one number
+    spec = noise_spec(NOISE["walk"], "normal").with_pooling("complete")
+    known = fixed_fit(spec, curves, seed=15)
     frame = curves.frame
     partial = frame[frame["run"] == curves.runs[4]].drop(columns=["run"]).iloc[:4]
+    partial = partial.assign(loss=partial["loss"] + 0.3)  # 0.3 nats above its run
+    last = partial.iloc[[-1]].assign(run="__partial__")
+    step = last.assign(D=last["D"] * 1.001)
+    rng = np.random.default_rng(0)
+    mu_last, mu_step = (mean_draws(known, t, rng)[0, 0] for t in (last, step))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # few effective draws from prior draws
+        warnings.simplefilter("ignore", UserWarning)
+        near = forecast_run(known, partial, step["D"].iloc[0], n_grid=1, seed=0)
+        law = forecast_run(known, partial, step["D"].iloc[0], n_grid=1, kind="epistemic",
+                           seed=0)
         far = forecast_run(fake, partial, partial["D"].iloc[-1] * 1e3, n_grid=2, probs=(0.9,),
                            seed=0)
+    np.testing.assert_allclose(law.table["median"], mu_step, rtol=1e-9)
+    # 400 draws of noise at 0.001 e-folds past the last point: the median is within a few
+    # hundredths of the law shifted by the last residual (about 0.3 here)
+    expected = mu_step + partial["loss"].iloc[-1] - mu_last
+    assert abs(near.table["median"].iloc[0] - expected) < 0.03
     lo, hi = far.band(0.9)
     assert (hi - lo)[1] > (hi - lo)[0]
