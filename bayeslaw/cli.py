@@ -381,6 +381,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # pip-installed PyTensor cannot find a system BLAS; nutpie compiles with numba anyway
     warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
+    # ArviZ 0.23 announces its coming refactor on stderr at the first import of each day: a
+    # user's error message must stay the first line there
+    warnings.filterwarnings("ignore", message=r"\s*ArviZ is undergoing a major refactor",
+                            category=FutureWarning)
     try:
         return COMMANDS[args.command](args)
     except BayeslawError as exc:

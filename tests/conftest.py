@@ -69,6 +69,14 @@ def stored_fit():
     return Fit.load(TEST_DATA / "small_fit.nc")
 
 
+def cli_env(cache_dir: Path) -> dict[str, str]:
+    """Environment of a ``bayeslaw`` subprocess with a fresh user cache, as on a new machine:
+    ArviZ's once-a-day notice on stderr is then certain to fire at its import (matplotlib
+    keeps its own cache, so its font-cache message does not)."""
+    return {**os.environ, "XDG_CACHE_HOME": str(cache_dir),
+            "MPLCONFIGDIR": matplotlib.get_cachedir()}
+
+
 def prior_fit(spec, data, seed: int, draws: int = 10):
     """A ``Fit`` whose posterior is ``draws`` prior draws of ``spec`` (no sampling): for
     checks of the numpy side (likelihood, prediction, reports) that need posterior-shaped

@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -9,6 +10,8 @@ import pytest
 
 from bayeslaw.cli import main
 from bayeslaw.fit import Fit
+
+from .conftest import cli_env
 
 
 @pytest.fixture()
@@ -42,7 +45,7 @@ def test_fit_command_writes_outputs(small_csv, tmp_path, capsys, small_fit):
 
 def _run(*args):
     return subprocess.run([sys.executable, "-m", "bayeslaw.cli", *args], capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, env=cli_env(Path(tempfile.mkdtemp())))
 
 
 @pytest.mark.parametrize("args, message", [

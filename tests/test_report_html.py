@@ -23,6 +23,8 @@ from bayeslaw.derived import loss_at
 from bayeslaw.report import build_report
 from bayeslaw.report_html import Block, Image, Report, Section
 
+from .conftest import cli_env
+
 STORED = Path(__file__).parent / "data" / "small_fit.nc"
 SECTIONS = ["Data", "Priors and hierarchy", "Diagnostics", "Coefficients", "Fitted curves",
             "Residuals", "Group effects", "Derived quantities"]
@@ -262,7 +264,8 @@ def test_report_command_writes_both_files(tmp_path, capsys):
 def test_report_user_errors_exit_2(tmp_path, args, message):
     out = tmp_path / "rep"
     proc = subprocess.run([sys.executable, "-m", "bayeslaw.cli", *args, "--out", str(out)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300,
+                          env=cli_env(tmp_path / "cache"))
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: ") and message in proc.stderr
     assert "Traceback" not in proc.stderr
