@@ -18,13 +18,26 @@ part with fewer levels than the law needs (T_m = 8 held out of a sweep of T_m = 
 two levels for the T_m term's three parameters) is fitted all the same, as the Ouro paper's
 held-out T_m was, with a warning and ``identified = False`` in the table: ``bayeslaw fit``
 refuses such a table, and the forecast rests on the priors of what the data cannot pin.
+
+Recalibration (``backtest(..., recalibrate=True)``, :func:`recalibration`): quantile
+recalibration (Kuleshov, Fenner and Ermon 2018) learned from an inner backtest. The same split
+(or the one ``recalibrate`` names, e.g. ``"prefix:0.5"``: the first quarter of a curve may
+leave no room for a prefix of its own) is applied to the training part (its first fold):
+fitted on the inner training part, the
+model forecasts the inner held-out points, and the empirical distribution of their
+probability integral transforms (PIT) maps each nominal quantile level to the level that held
+that share of them. The outer forecast's draws are replaced by those quantiles. Every point of
+the inner backtest lies in the outer training part, so nothing held out reaches either fit. The
+bands are then calibrated as far as the outer held-out points miss the model as the inner ones
+did. A held-out level (``level:COL=VALUE``) has no counterpart in the training part: name
+another inner split.
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -35,6 +48,9 @@ from .baseline import bootstrap, point_fit
 from .data import LossData
 from .errors import DataError, SpecError
 from .priors import ModelSpec
+
+if TYPE_CHECKING:
+    from .predict import Prediction
 
 
 @dataclass(frozen=True)
@@ -130,6 +146,92 @@ def _runs_continued(data: LossData, split: str, seed: int) -> list[Split]:
             for part in parse_split(data, held, seed=seed)]
 
 
+def inner_split(data: LossData, split: str, *, seed: int = C.DEFAULT_SEED) -> Split:
+    """The split a recalibration learns from: ``split``'s first fold on ``data``.
+
+    In a backtest ``data`` is the outer training part, so the inner test points are all
+    training points of the outer split.  A split that cannot be made there (a held-out level
+    the training part lacks, a prefix with no point left to train on) is refused with an error
+    that says so.
+    """
+    try:
+        part = parse_split(data, split, seed=seed)[0]
+    except DataError as err:
+        raise DataError(f"the inner split {split!r} cannot be made on the training part "
+                        f"({err}); recalibrate from another split, e.g. prefix:0.5 or "
+                        "kfold:5+prefix:0.5") from None
+    if not part.train.any() or not part.test.any():
+        raise DataError(f"the inner split {part.name!r} of the training part leaves an empty "
+                        "train or test set; recalibrate from another split, e.g. prefix:0.5")
+    return part
+
+
+@dataclass(frozen=True)
+class Recalibration:
+    """Quantile recalibration learned from an inner backtest (see the module docstring).
+
+    Attributes
+    ----------
+    pit : ndarray
+        Sorted PIT values of the inner held-out points under their forecasts.
+    split : str
+        The inner split it was learned from.
+    max_rhat, divergences :
+        Convergence of the inner fit.
+    """
+
+    pit: np.ndarray = field(repr=False)
+    split: str
+    max_rhat: float = np.nan
+    divergences: int = 0
+
+    def levels(self, u: np.ndarray) -> np.ndarray:
+        """The predictive quantile level that holds a share ``u`` of the inner points."""
+        return np.quantile(self.pit, np.asarray(u, float))
+
+    def draws(self, draws: np.ndarray) -> np.ndarray:
+        """Recalibrated predictive draws ``(S, n)``.
+
+        They are the level-``levels(u)`` quantiles of ``draws`` at ``u = (k + 1/2) / S``, so
+        they cannot reach past the draws' own range.
+        """
+        s = draws.shape[0]
+        return np.quantile(draws, self.levels((np.arange(s) + 0.5) / s), axis=0)
+
+    def apply(self, pred: Prediction) -> Prediction:
+        """``pred`` with recalibrated draws, median and bands."""
+        from .predict import band_tag, summarise
+
+        summary = {"median"} | {f"{side}_{band_tag(p)}" for p in pred.probs
+                                for side in ("lower", "upper")}
+        points = pred.table.drop(columns=[c for c in pred.table.columns if c in summary])
+        return summarise(points, self.draws(pred.draws), pred.kind, pred.probs,
+                         **{**pred.attrs, "recalibrated_from": self.split})
+
+
+def recalibration(data: LossData, spec: ModelSpec, split: str, *,
+                  seed: int = C.DEFAULT_SEED, like: LossData | None = None,
+                  **fit_kwargs: Any) -> Recalibration:
+    """Learn a :class:`Recalibration` from ``split``'s first fold on ``data``.
+
+    Fits ``spec`` to that fold's training part (``like`` as in :func:`bayeslaw.fit.fit`,
+    ``data`` by default) and takes the PIT of its held-out points under their forecasts.
+    For a forecast of runs in progress, ``kfold:5+prefix:0.5`` on every logged run learns how
+    the rest of a run misses its forecast.
+    """
+    from .fit import fit
+    from .predict import predict
+
+    part = inner_split(data, split, seed=seed)
+    train = data.select(part.train, f"train of the inner {part.name}")
+    test = data.frame.loc[part.test].reset_index(drop=True)
+    result = fit(train, spec, seed=seed, like=like if like is not None else data, **fit_kwargs)
+    pred = predict(result, test, seed=seed)
+    return Recalibration(np.sort(metrics.pit(test[C.LOSS].to_numpy(float), pred.draws)),
+                         part.name, result.diagnostics.max_rhat,
+                         result.diagnostics.divergences)
+
+
 def score(y: np.ndarray, median: np.ndarray, draws: np.ndarray,
           bands: dict[float, tuple[np.ndarray, np.ndarray]],
           loglik: np.ndarray | None, curves: np.ndarray | None = None) -> dict[str, float]:
@@ -174,12 +276,21 @@ class BacktestResult:
 
 def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAULT_SEED,
              baseline: bool = True, n_boot: int = 100, probs: tuple[float, ...] = (0.5, 0.9),
-             **fit_kwargs: Any) -> BacktestResult:
+             recalibrate: bool | str = False, **fit_kwargs: Any) -> BacktestResult:
     """Run every fold of ``split``: bayeslaw and (optionally) the baseline, held-out scores.
 
     ``fit_kwargs`` go to :func:`bayeslaw.fit.fit` (draws, tune, chains, thresholds, ...).
-    In-sample points are never scored; held-out points never reach either fit.
+    In-sample points are never scored; held-out points never reach either fit.  With
+    ``recalibrate`` (``True`` for the same split, or an inner split string such as
+    ``"prefix:0.5"``), each fold also scores bayeslaw's forecast recalibrated from an inner
+    backtest on its training part (method ``"bayeslaw, recalibrated"``: one more fit per
+    fold; its ``lpd`` is not defined, its R-hat and divergences are the worse of both fits,
+    ``n_calibration`` counts the inner held-out points).
     """
+    inner = split if recalibrate is True else recalibrate or None
+    if inner:  # an inner split that cannot be made is refused before any fit
+        for part in parse_split(data, split, seed=seed):
+            inner_split(data.select(part.train, f"train of {part.name}"), inner, seed=seed)
     from .fit import fit
     from .predict import log_likelihood, predict
 
@@ -206,6 +317,17 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
                      "max_rhat": result.diagnostics.max_rhat,
                      "divergences": result.diagnostics.divergences})
         forecasts[f"{part.name} / bayeslaw"] = pred.table
+        if inner:
+            rec = recalibration(train, spec, inner, seed=seed, like=data, **fit_kwargs)
+            cal = rec.apply(pred)
+            rows.append({"split": part.name, "method": "bayeslaw, recalibrated",
+                         "n_train": int(part.train.sum()), "identified": short is None,
+                         **score(y, cal.table["median"].to_numpy(), cal.draws,
+                                 {p: cal.band(p) for p in probs}, None, curves),
+                         "max_rhat": max(result.diagnostics.max_rhat, rec.max_rhat),
+                         "divergences": result.diagnostics.divergences + rec.divergences,
+                         "n_calibration": len(rec.pit)})
+            forecasts[f"{part.name} / bayeslaw, recalibrated"] = cal.table
         if baseline:
             base = bootstrap(point_fit(train, spec, seed=seed), train, n_boot=n_boot, seed=seed)
             table = base.bands(test, probs)

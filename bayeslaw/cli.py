@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(the held-out runs keep their first F: e.g. kfold:5+prefix:0.5)")
     p.add_argument("--no-baseline", action="store_true", help="skip the least-squares baseline")
     p.add_argument("--n-boot", type=int, default=100, help="baseline bootstrap replicates")
+    p.add_argument("--recalibrate", nargs="?", const=True, default=False, metavar="SPLIT",
+                   help="also score bands recalibrated from an inner backtest on each training "
+                        "part: of the same split, or of SPLIT (one more fit per fold)")
     p.add_argument("--out", default="bayeslaw-backtest", help="output folder")
     _add_data_args(p)
     _add_sampler_args(p)
@@ -294,8 +297,8 @@ def cmd_backtest(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore", UserWarning)  # diagnostics are columns of the table
         result = backtest(data, spec, args.split, seed=args.seed,
                           baseline=not args.no_baseline, n_boot=args.n_boot,
-                          draws=args.draws, tune=args.tune, chains=args.chains,
-                          backend=args.backend)
+                          recalibrate=args.recalibrate, draws=args.draws, tune=args.tune,
+                          chains=args.chains, backend=args.backend)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table = result.table
@@ -305,8 +308,9 @@ def cmd_backtest(args: argparse.Namespace) -> int:
                       "its 95% Clopper-Pearson interval in `_low` / `_high`.\n\n"
                       + markdown_table(table.set_index("split")))
     for name, forecast in result.forecasts.items():
-        if name.endswith("/ bayeslaw"):
-            slug = name.split(" / ")[0].replace(":", "_").replace("=", "_").replace(" ", "_")
+        if not name.endswith("/ baseline"):
+            slug = (name.replace(" / bayeslaw", "").replace(", ", "_").replace(":", "_")
+                    .replace("=", "_").replace(" ", "_"))
             fig = plot_backtest(data, forecast, title=f"{name}: held-out forecasts")
             try:
                 save_figure(fig, out / f"forecast_{slug}.png")

@@ -112,6 +112,17 @@ def crps(y: np.ndarray, draws: np.ndarray) -> float:
     return float(np.mean(term1 - term2))
 
 
+def pit(y: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """Probability integral transform of each observation under its predictive draws ``(S, n)``.
+
+    ``P(X < y) + P(X = y) / 2`` under the empirical distribution of the draws: uniform on
+    (0, 1) when the observations come from the predictive distribution.
+    """
+    y = np.asarray(y, float)[None, :]
+    draws = np.asarray(draws, float)
+    return np.mean(draws < y, axis=0) + 0.5 * np.mean(draws == y, axis=0)
+
+
 def pointwise_lpd(loglik: np.ndarray) -> np.ndarray:
     """``log mean_s p(y_i | theta_s)`` per point from a ``(S, n)`` log-likelihood."""
     loglik = np.asarray(loglik, float)

@@ -351,8 +351,9 @@ def band_tag(prob: float) -> str:
     return f"{prob * 100:g}"
 
 
-def _summarise(points: pd.DataFrame, draws: np.ndarray, kind: str,
-               probs: tuple[float, ...], **attrs: Any) -> Prediction:
+def summarise(points: pd.DataFrame, draws: np.ndarray, kind: str,
+              probs: tuple[float, ...], **attrs: Any) -> Prediction:
+    """A :class:`Prediction` of ``points`` from draws ``(S, n)``: median and central bands."""
     out = points.copy()
     out["median"] = np.median(draws, axis=0)
     for p in probs:
@@ -400,7 +401,7 @@ def predict(fit: Fit, points: pd.DataFrame, *, kind: str = "predictive",
             shift, var = walk_draws(fit, points, draws, rng)
             draws, scale = draws + shift, np.sqrt(scale**2 + var)
         draws = draws + _noise(fit, scale, rng)
-    return _summarise(points, draws, kind, probs)
+    return summarise(points, draws, kind, probs)
 
 
 def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: int = 50,
@@ -478,7 +479,7 @@ def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: 
     draws = mu_all[pick]
     if kind == "predictive":
         draws = draws + _noise(fit, scale_all[pick], rng, draw_index=pick % fit.n_draws)
-    return _summarise(grid, draws, kind, probs, weights_ess=ess)
+    return summarise(grid, draws, kind, probs, weights_ess=ess)
 
 
 def _future_grid(logged: pd.DataFrame, D_target: float, n_grid: int) -> pd.DataFrame:

@@ -146,6 +146,11 @@ def main() -> None:
     ap.add_argument("--forecasts", type=Path, metavar="DIR",
                     help="write each split's held-out forecasts (median, bands, truth and the "
                          "table's other columns) to DIR as CSV")
+    ap.add_argument("--recalibrate", action="store_true",
+                    help="also score bayeslaw's bands recalibrated from an inner backtest on "
+                         "each training part (rows under the data set's name + ', "
+                         "recalibrated'): prefix:0.5 for the prefix splits, the same split "
+                         "for the others; level: splits skip it")
     ap.add_argument("--summarize", type=Path, nargs="+", metavar="CSV",
                     help="judge rows saved by earlier --csv runs instead of running")
     args = ap.parse_args()
@@ -182,12 +187,17 @@ def main() -> None:
         t = time.perf_counter()
         n_before = len(rows)
         spec = bl.load_spec(law)
-        res = backtest(data, spec, split, seed=1, **kw)
+        recal = args.recalibrate and not split.startswith("level:")
+        if recal and split.startswith("prefix:"):
+            recal = "prefix:0.5"
+        res = backtest(data, spec, split, seed=1, recalibrate=recal, **kw)
         table = res.table
-        for part in table["split"].unique():
-            b = table[(table["split"] == part) & (table["method"] == "bayeslaw")].iloc[0]
+        methods = ["bayeslaw"] + (["bayeslaw, recalibrated"] if recal else [])
+        for part, method in ((p, m) for p in table["split"].unique() for m in methods):
+            b = table[(table["split"] == part) & (table["method"] == method)].iloc[0]
             base = table[(table["split"] == part) & (table["method"] == "baseline")].iloc[0]
-            rows.append({"data": name, "split": part, "n_test": int(b["n_test"]),
+            label = name if method == "bayeslaw" else f"{name}, recalibrated"
+            rows.append({"data": label, "split": part, "n_test": int(b["n_test"]),
                          "curves": int(b["n_curves"]),
                          "mape_bayeslaw": b["mape"], "mape_baseline": base["mape"],
                          "r2_bayeslaw": b["r2"], "r2_baseline": base["r2"],
