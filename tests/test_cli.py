@@ -5,6 +5,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -129,12 +130,21 @@ def test_backtest_command(small_csv, tmp_path, capsys, small_fit):
     out = tmp_path / "bt"
     code = main(["backtest", str(small_csv), "--split", "prefix:0.5", "--out", str(out),
                  "--draws", "100", "--tune", "200", "--chains", "2", "--n-boot", "5",
-                 "--seed", "2"])
+                 "--seed", "2", "--recalibrate"])
     assert code == 0
     table = pd.read_csv(out / "backtest.csv")
-    assert list(table["method"]) == ["bayeslaw", "baseline"]
+    assert list(table["method"]) == ["bayeslaw", "bayeslaw, recalibrated", "baseline"]
     assert {"mape", "coverage_50", "coverage_90", "crps", "r2", "lpd"} <= set(table.columns)
-    assert (out / "forecast_prefix_0.5.png").read_bytes()[:4] == b"\x89PNG"
+    # the recalibration learned from the training part's own prefix:0.5 (counted by hand)
+    frame = pd.read_csv(small_csv)
+    train = frame[frame["D"] <= 0.5 * frame.groupby("run")["D"].transform("max")]
+    inner_test = train["D"] > 0.5 * train.groupby("run")["D"].transform("max")
+    rec = table.set_index("method").loc["bayeslaw, recalibrated"]
+    assert rec["n_calibration"] == inner_test.sum() > 0
+    assert rec["n_test"] == len(frame) - len(train) and np.isnan(rec["lpd"])
+    assert 0 <= rec["coverage_90"] <= 1 and rec["crps"] > 0
+    for png in ("forecast_prefix_0.5.png", "forecast_prefix_0.5_recalibrated.png"):
+        assert (out / png).read_bytes()[:4] == b"\x89PNG"
     assert "| prefix:0.5 | bayeslaw |" in (out / "backtest.md").read_text()
     assert main(["backtest", str(small_csv), "--split", "bogus", "--out", str(out)]) == 2
     assert "unknown split 'bogus'" in capsys.readouterr().err
