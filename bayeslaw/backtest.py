@@ -199,8 +199,17 @@ class Recalibration:
         return np.quantile(draws, self.levels((np.arange(s) + 0.5) / s), axis=0)
 
     def apply(self, pred: Prediction) -> Prediction:
-        """``pred`` with recalibrated draws, median and bands."""
+        """``pred`` with recalibrated draws, median and bands.
+
+        The PIT was taken under predictive draws, so an epistemic prediction (the law's value
+        without noise) is refused.
+        """
         from .predict import band_tag, summarise
+
+        if pred.kind != "predictive":
+            raise SpecError(f"a recalibration maps predictive forecasts (learned from their "
+                            f"PIT); got kind={pred.kind!r}: predict with "
+                            "kind='predictive'")
 
         summary = {"median"} | {f"{side}_{band_tag(p)}" for p in pred.probs
                                 for side in ("lower", "upper")}

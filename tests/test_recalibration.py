@@ -11,7 +11,7 @@ from scipy import stats
 
 from bayeslaw import metrics
 from bayeslaw.backtest import Recalibration, backtest, inner_split, parse_split
-from bayeslaw.errors import DataError
+from bayeslaw.errors import DataError, SpecError
 from bayeslaw.predict import summarise
 from bayeslaw.priors import load_spec
 
@@ -67,6 +67,8 @@ def test_recalibrated_bands_hold_their_share_of_new_points():
     for p in (0.5, 0.9):
         assert abs(metrics.coverage(new, *cal.band(p), p).rate - p) < 0.045
     assert raw < 0.7
+    with pytest.raises(SpecError, match="got kind='epistemic'"):
+        rec.apply(summarise(pred.table[["x"]], pred.draws, "epistemic", (0.9,)))
     # the shift is learned too: the median moves to about 0.3 (sd of the 0.5 PIT quantile
     # under the N(0.3, 2^2) truth's density: sqrt(0.25 / 500) / 0.2 ~ 0.11 on the y scale)
     assert cal.table["median"].iloc[0] == pytest.approx(0.3, abs=0.35)
