@@ -22,15 +22,15 @@ refuses such a table, and the forecast rests on the priors of what the data cann
 Recalibration (``backtest(..., recalibrate=True)``, :func:`recalibration`): quantile
 recalibration (Kuleshov, Fenner and Ermon 2018) learned from an inner backtest. The same split
 (or the one ``recalibrate`` names, e.g. ``"prefix:0.5"``: the first quarter of a curve may
-leave no room for a prefix of its own) is applied to the training part (its first fold):
-fitted on the inner training part, the
-model forecasts the inner held-out points, and the empirical distribution of their
-probability integral transforms (PIT) maps each nominal quantile level to the level that held
-that share of them. The outer forecast's draws are replaced by those quantiles. Every point of
-the inner backtest lies in the outer training part, so nothing held out reaches either fit. The
-bands are then calibrated as far as the outer held-out points miss the model as the inner ones
-did. A held-out level (``level:COL=VALUE``) has no counterpart in the training part: name
-another inner split.
+leave no room for a prefix of its own) is applied to the training part (its first fold).
+Fitted on the inner training part, the model forecasts the inner held-out points, and the
+empirical distribution of their probability integral transforms (PIT) maps each nominal
+quantile level to the level that held that share of them. The outer forecast's draws are
+replaced by those quantiles (so its median moves too). Every point of the inner backtest lies
+in the outer training part, so nothing held out reaches either fit. The bands are then
+calibrated as far as the outer held-out points miss the model as the inner ones did. A
+held-out level (``level:COL=VALUE``) has no counterpart in the training part: name another
+inner split.
 """
 
 from __future__ import annotations
