@@ -103,6 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--levels", default="0.5,0.9", help="band probabilities (default 0.5,0.9)")
     p.add_argument("--seed", type=int, default=0, help="seed of the predictive draws")
     p.add_argument("--out", help="write CSV here instead of stdout")
+    g = p.add_argument_group("recalibration")
+    g.add_argument("--recalibrate", metavar="SPLIT",
+                   help="recalibrate the bands from an inner backtest of SPLIT on the fit's data "
+                        "(one more fit; e.g. kfold:5+prefix:0.5 for runs in progress)")
+    g.add_argument("--draws", type=int, help="the inner fit's draws per chain (spec default)")
+    g.add_argument("--tune", type=int, help="the inner fit's tuning steps (spec default)")
+    g.add_argument("--chains", type=int, help="the inner fit's chains (spec default)")
 
     p = sub.add_parser("plot", help="redraw the grid figure of a saved fit, with forecasts")
     p.add_argument("fit", help="saved fit (fit.nc)")
@@ -215,6 +222,17 @@ def cmd_predict(args: argparse.Namespace) -> int:
             # a grid point is a run trained to D (a law's horizon, if it has one, is D)
             points = runs_end_at_D(law, points)
         pred = predict(result, points, kind=kind, probs=probs, seed=args.seed)
+    if args.recalibrate:
+        if args.epistemic:
+            raise BayeslawError("--recalibrate maps predictive bands (learned from the PIT of "
+                                "held-out points): drop --epistemic")
+        from .backtest import recalibration
+
+        rec = recalibration(result.data, result.spec, args.recalibrate, seed=args.seed,
+                            draws=args.draws, tune=args.tune, chains=args.chains)
+        pred = rec.apply(pred)
+        print(f"recalibrated from {rec.split}: {len(rec.pit)} held-out points; inner fit "
+              f"R-hat {rec.max_rhat:.3f}, {rec.divergences} divergences", file=sys.stderr)
     text = pred.table.to_csv(index=False, float_format="%.6g")
     if args.out:
         atomic_write_text(args.out, text)

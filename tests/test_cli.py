@@ -3,6 +3,7 @@
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pandas as pd
 import pytest
 
 from bayeslaw.cli import main
-from bayeslaw.fit import Fit
+from bayeslaw.fit import ConvergenceWarning, Fit
 
 from .conftest import cli_env
 
@@ -82,6 +83,32 @@ def test_predict_grid_to_stdout(capsys):
     assert len(table) == 4
     assert (table["lower_90"] <= table["median"]).all()
     assert (table["median"] <= table["upper_90"]).all()
+
+
+def test_predict_recalibrated_from_an_inner_backtest(capsys):
+    """``--recalibrate prefix:0.5``: one inner fit on the stored fit's data; the bands move, the
+    count of inner held-out points is the hand count, and an epistemic band is refused."""
+    from io import StringIO
+
+    args = ["predict", STORED, "--N", "1e8,3e9", "--D", "2e10", "--T_m", "4", "--seed", "3"]
+    assert main(args) == 0
+    raw = pd.read_csv(StringIO(capsys.readouterr().out))
+    inner = ["--recalibrate", "prefix:0.5", "--draws", "100", "--tune", "200", "--chains", "2"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # short chains: plumbing only
+        assert main(args + inner) == 0
+    out = capsys.readouterr()
+    cal = pd.read_csv(StringIO(out.out))
+    frame = Fit.load(STORED).data.frame
+    n_inner = int((frame["D"] > 0.5 * frame.groupby("run")["D"].transform("max")).sum())
+    assert f"recalibrated from prefix:0.5: {n_inner} held-out points" in out.err
+    assert list(cal.columns) == list(raw.columns)
+    assert (cal[["N", "D", "T_m"]] == raw[["N", "D", "T_m"]]).all().all()
+    bands = ["lower_90", "lower_50", "median", "upper_50", "upper_90"]
+    assert not np.allclose(cal[bands], raw[bands])
+    assert (np.diff(cal[bands].to_numpy(), axis=1) >= 0).all()
+    assert main(args + inner + ["--epistemic"]) == 2
+    assert "--recalibrate maps predictive bands" in capsys.readouterr().err
 
 
 def test_predict_points_run_levels_epistemic(tmp_path):
