@@ -10,7 +10,8 @@ with every other run whole).  Prints one table: per
 data set and split, MAPE of bayeslaw and of the baseline, and bayeslaw's 50% / 90% coverage
 with the 95% binomial interval of the 90% coverage.  ``--quick`` uses short chains; ``--csv F``
 appends each row to F as it is measured; ``--summarize F [F ...]`` judges saved rows against
-issue 4's targets without running.
+issue 4's targets without running; ``--recalibrate`` adds rows of the same fits' forecasts
+recalibrated from an inner backtest on each training part (one more fit per fold).
 """
 
 from __future__ import annotations
