@@ -190,7 +190,7 @@ def synthetic(spec_name: str) -> bl.LossData:
         table = _streams_table(with_D=True)
     elif spec.law == "iso_depth":
         table = _iso_table()
-    elif spec_name.startswith("chinchilla_curves") or spec.law == "chinchilla_anneal":
+    elif any(e.group == "peak_lr" for e in spec.effects) or spec.law == "chinchilla_anneal":
         # curves with their learning rate and horizon
         table = design((1e8, 3e8, 1e9), None, np.geomspace(3e7, 2e10, 8))
         table["horizon"] = np.where(table["N"] > 2e8, 2e10, 4e10)  # no D past its horizon
