@@ -296,18 +296,20 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
     fold; its ``lpd`` is not defined, its R-hat and divergences are the worse of both fits,
     ``n_calibration`` counts the inner held-out points).
     """
-    inner = split if recalibrate is True else recalibrate or None
-    if inner:  # an inner split that cannot be made is refused before any fit
-        for part in parse_split(data, split, seed=seed):
-            inner_split(data.select(part.train, f"train of {part.name}"), inner, seed=seed)
     from .fit import fit
     from .predict import log_likelihood, predict
 
-    rows, forecasts = [], {}
-    for part in parse_split(data, split, seed=seed):
+    parts = parse_split(data, split, seed=seed)
+    for part in parts:
         if not part.train.any() or not part.test.any():
             raise DataError(f"split {part.name!r} leaves an empty train or test set")
-        train = data.select(part.train, f"train of {part.name}")
+    trains = [data.select(part.train, f"train of {part.name}") for part in parts]
+    inner = split if recalibrate is True else recalibrate or None
+    if inner:  # an inner split that cannot be made is refused before any fit
+        for train in trains:
+            inner_split(train, inner, seed=seed)
+    rows, forecasts = [], {}
+    for part, train in zip(parts, trains, strict=True):
         test = data.frame.loc[part.test].reset_index(drop=True)
         y = test[C.LOSS].to_numpy(float)
         curves = test[C.RUN].to_numpy()
