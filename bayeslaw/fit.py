@@ -131,10 +131,12 @@ _CACHE: dict[tuple[str, Any], tuple[LossModel, Any]] = {}
 def _cache_key(spec: ModelSpec, like: LossData, data: LossData) -> tuple[Any, ...]:
     """What the graph depends on.
 
-    The spec less its sampler settings, the structure of ``like`` and which levels are
-    centered given the observed ``data``.
+    The spec less its sampler settings (but with ``sampler.sum_split``, which changes the
+    sampled coordinates), the structure of ``like`` and which levels are centered given the
+    observed ``data``.
     """
     graph = {k: v for k, v in spec.to_dict().items() if k not in ("sampler", "description")}
+    graph["sum_split"] = list(spec.sampler.get("sum_split", ()))
     masks = tuple((name, tuple(mask.tolist())) for name, mask in centering(spec, like, data))
     return json.dumps(graph, sort_keys=True), structure_of(spec, like), masks
 

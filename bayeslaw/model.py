@@ -72,6 +72,49 @@ def walk_variance(xp: Any, log_d: Any, log_d_prev: Any, follows: Any, tau: Any, 
             + (1.0 - follows) * (start**2 + tau**2 * walk_power(xp.abs(log_d - log_d_ref), hurst)))
 
 
+def sum_split_transform() -> Any:
+    """A PyMC transform of a positive pair ``(x, y)`` to ``(log(x + y), log(y / x))``.
+
+    Used by ``sampler.sum_split``: when the data pin the sum of two parameters (E and c when
+    only two T_m levels are observed), the pair's posterior lies along a curved ridge in
+    the default ``(log x, log y)`` coordinates; in these the sum is one coordinate and the
+    ridge runs along the other.  The priors are unchanged: the transform carries its
+    log-Jacobian ``2 v + log s(w) + log(1 - s(w))`` (``v = log(x + y)``, ``w = log(y/x)``,
+    ``s`` the logistic function).
+    """
+    import pytensor.tensor as pt
+    from pymc.logprob.transforms import Transform
+
+    class SumSplit(Transform):
+        name = "sum_split"
+
+        def forward(self, value: Any, *inputs: Any) -> Any:
+            return pt.stack([pt.log(value[..., 0] + value[..., 1]),
+                             pt.log(value[..., 1]) - pt.log(value[..., 0])], axis=-1)
+
+        def backward(self, value: Any, *inputs: Any) -> Any:
+            total, share = pt.exp(value[..., 0]), pt.sigmoid(value[..., 1])
+            return pt.stack([total * (1.0 - share), total * share], axis=-1)
+
+        def log_jac_det(self, value: Any, *inputs: Any) -> Any:
+            w = value[..., 1]
+            return 2.0 * value[..., 0] - pt.softplus(-w) - pt.softplus(w)
+
+    return SumSplit()
+
+
+def sum_split_pair(pm: Any, spec: ModelSpec, pair: tuple[str, str]) -> dict[str, Any]:
+    """Both LogNormal parameters of ``pair`` as one variable ``<x>_<y>_pair``.
+
+    It is sampled through :func:`sum_split_transform`, with a Deterministic per parameter.
+    """
+    mu = [spec.priors[n].params["mu"] for n in pair]
+    sd = [spec.priors[n].params["sigma"] for n in pair]
+    joint = pm.LogNormal(f"{pair[0]}_{pair[1]}_pair", mu=mu, sigma=sd, shape=2,
+                         default_transform=None, transform=sum_split_transform())
+    return {n: pm.Deterministic(n, joint[i]) for i, n in enumerate(pair)}
+
+
 def level_dim(group: str) -> str:
     """Name of the dimension of a group's levels (``N_level``)."""
     return "run" if group == C.RUN else f"{group}_level"
@@ -267,9 +310,15 @@ class LossModel:
             loss_obs = pm.Data("loss_obs", values["loss_obs"], dims="obs")
             theta: dict[str, Any] = {}
             scalars: dict[str, Any] = {}
+            pair = tuple(spec.sampler.get("sum_split", ()))
             for p in law.params:
                 if p.name in spec.fixed:
                     theta[p.name] = scalars[p.name] = pt.as_tensor(spec.fixed[p.name])
+                    continue
+                if p.name in pair:  # both at once, no effects (checked by the spec parser)
+                    if p.name not in scalars:
+                        scalars.update(sum_split_pair(pm, spec, pair))
+                    theta[p.name] = scalars[p.name]
                     continue
                 scalars[p.name] = spec.priors[p.name].create(p.name)
                 effects = [e for e in spec.effects if e.param == p.name]
