@@ -73,46 +73,54 @@ def walk_variance(xp: Any, log_d: Any, log_d_prev: Any, follows: Any, tau: Any, 
 
 
 def sum_split_transform() -> Any:
-    """A PyMC transform of a positive pair ``(x, y)`` to ``(log(x + y), log(y / x))``.
+    """A PyMC transform of positive ``(x_0, ..., x_{n-1})`` to their log sum and log ratios.
 
-    Used by ``sampler.sum_split``: when the data pin the sum of two parameters (E and c when
-    only two T_m levels are observed), the pair's posterior lies along a curved ridge in
-    the default ``(log x, log y)`` coordinates; in these the sum is one coordinate and the
-    ridge runs along the other.  The priors are unchanged: the transform carries its
-    log-Jacobian ``2 v + log s(w) + log(1 - s(w))`` (``v = log(x + y)``, ``w = log(y/x)``,
-    ``s`` the logistic function).
+    The unconstrained coordinates are ``v = log(x_0 + ... + x_{n-1})`` and
+    ``w_i = log(x_i / x_0)`` (i >= 1).  Used by ``sampler.sum_split``: when the data pin the
+    sum of some parameters (E and c, with only two T_m levels observed; E + a + c, the loss
+    floor at the reference point), their posterior lies along a curved ridge in the default
+    ``log x_i`` coordinates; in these the sum is one coordinate and the ridge runs along the
+    ratios.  The priors are unchanged: the transform carries its log-Jacobian
+    ``n v + sum_i log p_i`` (``p = x / sum(x)``, the softmax of ``(0, w_1, ...)``).
     """
     import pytensor.tensor as pt
     from pymc.logprob.transforms import Transform
 
     class SumSplit(Transform):
-        name = "sum_split"
+        name = "sumsplit"  # no underscore: PyMC strips "_<name>__" from value names
 
         def forward(self, value: Any, *inputs: Any) -> Any:
-            return pt.stack([pt.log(value[..., 0] + value[..., 1]),
-                             pt.log(value[..., 1]) - pt.log(value[..., 0])], axis=-1)
+            logs = pt.log(value)
+            total = pt.log(pt.sum(value, axis=-1, keepdims=True))
+            return pt.concatenate([total, logs[..., 1:] - pt.shape_padright(logs[..., 0])], axis=-1)
+
+        @staticmethod
+        def _logits(value: Any) -> Any:
+            return pt.concatenate([pt.zeros_like(value[..., :1]), value[..., 1:]], axis=-1)
 
         def backward(self, value: Any, *inputs: Any) -> Any:
-            total, share = pt.exp(value[..., 0]), pt.sigmoid(value[..., 1])
-            return pt.stack([total * (1.0 - share), total * share], axis=-1)
+            total = pt.exp(pt.shape_padright(value[..., 0]))
+            return total * pt.special.softmax(self._logits(value), axis=-1)
 
         def log_jac_det(self, value: Any, *inputs: Any) -> Any:
-            w = value[..., 1]
-            return 2.0 * value[..., 0] - pt.softplus(-w) - pt.softplus(w)
+            logits = self._logits(value)
+            n = logits.shape[-1]
+            return (n * value[..., 0] + pt.sum(logits, axis=-1)
+                    - n * pt.logsumexp(logits, axis=-1))
 
     return SumSplit()
 
 
-def sum_split_pair(pm: Any, spec: ModelSpec, pair: tuple[str, str]) -> dict[str, Any]:
-    """Both LogNormal parameters of ``pair`` as one variable ``<x>_<y>_pair``.
+def sum_split_vector(pm: Any, spec: ModelSpec, names: tuple[str, ...]) -> dict[str, Any]:
+    """The LogNormal parameters ``names`` as one variable ``<x>_<y>..._sum``.
 
     It is sampled through :func:`sum_split_transform`, with a Deterministic per parameter.
     """
-    mu = [spec.priors[n].params["mu"] for n in pair]
-    sd = [spec.priors[n].params["sigma"] for n in pair]
-    joint = pm.LogNormal(f"{pair[0]}_{pair[1]}_pair", mu=mu, sigma=sd, shape=2,
+    mu = [spec.priors[n].params["mu"] for n in names]
+    sd = [spec.priors[n].params["sigma"] for n in names]
+    joint = pm.LogNormal("_".join(names) + "_sum", mu=mu, sigma=sd, shape=len(names),
                          default_transform=None, transform=sum_split_transform())
-    return {n: pm.Deterministic(n, joint[i]) for i, n in enumerate(pair)}
+    return {n: pm.Deterministic(n, joint[i]) for i, n in enumerate(names)}
 
 
 def level_dim(group: str) -> str:
@@ -315,12 +323,10 @@ class LossModel:
                 if p.name in spec.fixed:
                     theta[p.name] = scalars[p.name] = pt.as_tensor(spec.fixed[p.name])
                     continue
-                if p.name in pair:  # both at once, no effects (checked by the spec parser)
-                    if p.name not in scalars:
-                        scalars.update(sum_split_pair(pm, spec, pair))
-                    theta[p.name] = scalars[p.name]
-                    continue
-                scalars[p.name] = spec.priors[p.name].create(p.name)
+                if p.name not in pair:
+                    scalars[p.name] = spec.priors[p.name].create(p.name)
+                elif p.name not in scalars:  # all of sum_split's parameters at once
+                    scalars.update(sum_split_vector(pm, spec, pair))
                 effects = [e for e in spec.effects if e.param == p.name]
                 if not effects:
                     theta[p.name] = scalars[p.name]

@@ -430,23 +430,21 @@ def _flag(value: Any, where: str) -> bool:
     raise SpecError(f"{where} must be true or false, got {value!r}")
 
 
-def _sum_split(pair: Any, priors: Mapping[str, Prior], effects: list[Effect]) -> list[str]:
-    """Check ``sampler.sum_split``: two sampled LogNormal parameters without group effects."""
-    how = ('e.g. sum_split = ["E", "c"]: two sampled parameters with LogNormal priors and no '
-           "group effects, sampled as log of their sum and log of their ratio")
-    if not isinstance(pair, list | tuple) or len(pair) != 2 or len(set(pair)) != 2:
-        raise SpecError(f"sampler.sum_split must name two different parameters, got {pair!r}; "
-                        + how)
-    for name in pair:
+def _sum_split(names: Any, priors: Mapping[str, Prior]) -> list[str]:
+    """Check ``sampler.sum_split``: two or more sampled parameters with LogNormal priors."""
+    how = ('e.g. sum_split = ["E", "c"]: sampled parameters with LogNormal priors, sampled as '
+           "the log of their sum and the logs of their ratios to the first; [] turns it off")
+    if not isinstance(names, list | tuple) or len(set(names)) != len(names) or len(names) == 1:
+        raise SpecError(f"sampler.sum_split must name two or more different parameters, got "
+                        f"{names!r}; {how}")
+    for name in names:
         if name not in priors:
             raise SpecError(f"sampler.sum_split: {name!r} is not a sampled parameter with a "
                             f"prior in [priors]; {how}")
         if priors[name].dist != "LogNormal":
             raise SpecError(f"sampler.sum_split: the prior of {name!r} is {priors[name].dist}, "
                             f"not LogNormal; {how}")
-        if any(e.param == name for e in effects):
-            raise SpecError(f"sampler.sum_split: {name!r} has group effects; {how}")
-    return [str(n) for n in pair]
+    return [str(n) for n in names]
 
 
 def _parse(d: Mapping[str, Any]) -> ModelSpec:
@@ -569,7 +567,7 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
     if sampler["backend"] not in ("nutpie", "pymc"):
         raise SpecError(f"sampler.backend must be 'nutpie' or 'pymc', got {sampler['backend']!r}")
     if "sum_split" in sampler:
-        sampler["sum_split"] = _sum_split(sampler["sum_split"], priors, effects)
+        sampler["sum_split"] = _sum_split(sampler["sum_split"], priors)
     return ModelSpec(
         law=law.name,
         reference=reference,

@@ -36,6 +36,9 @@ def reduced_spec(sigma: dict | None = None) -> ModelSpec:
     d["effects"] = []
     d["likelihood"] = {"family": "normal", "sigma": sigma or d["likelihood"]["sigma"],
                        "sigma_by": "none"}
+    # on a small sweep E, a and c are pinned mostly through their sum (measured with seeds 1
+    # and 2, 4 x 1,000 draws: bulk ESS 1,472 / 1,316 against 545 / 556 for ["E", "c"])
+    d["sampler"]["sum_split"] = ["E", "a", "c"]
     return ModelSpec.from_dict(d)
 
 

@@ -19,6 +19,8 @@ def simple_spec(law: str) -> ModelSpec:
     """A law's default priors, no group effects, one normal noise scale (fast to sample)."""
     d = load_spec(law=law).with_pooling("complete").to_dict()
     d["likelihood"] = {"family": "normal", "sigma": d["likelihood"]["sigma"], "sigma_by": "none"}
+    if law == "looped_total":  # small sweeps pin E, a and c mostly through their sum
+        d["sampler"]["sum_split"] = ["E", "a", "c"]
     return ModelSpec.from_dict(d)
 
 
@@ -103,8 +105,9 @@ def four_depths():
     frame, _ = simulate(spec, frame, DEFAULT_TRUTH, sigma=0.01, seed=8)
     data = bl.load(frame)
     laws = ("looped_total", "chinchilla", "iso_depth_eff")
-    kw = dict(seed=1, draws=500, tune=1000, chains=4)
-    # the ranking needs a sound posterior, not a precise one: ESS >= 200 (E mixes slowest)
+    kw = dict(seed=1, draws=1000, tune=1000, chains=4)
+    # the ranking needs a sound posterior, not a precise one: ESS >= 200. With 500 draws the
+    # looped law ended at R-hat 1.010-1.016 (seeds 1, 2), too close to the 1.01 threshold
     fits = {"looped_total": fit(data, simple_spec("looped_total"),
                                 thresholds=Thresholds(min_ess=200), **kw)}
     with warnings.catch_warnings():

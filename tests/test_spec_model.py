@@ -46,12 +46,12 @@ def test_user_spec_merges_over_default(tmp_path):
     ({"sampler": {"backend": "stan"}}, "sampler.backend must be"),
     ({"reference": {"N": -1}}, r"\[reference\] needs a positive N"),
     ({"colour": 1}, "unknown spec section"),
-    ({"sampler": {"sum_split": ["E"]}}, "sum_split must name two different parameters"),
+    ({"sampler": {"sum_split": ["E"]}}, "sum_split must name two or more different"),
+    ({"sampler": {"sum_split": ["E", "c", "E"]}}, "sum_split must name two or more different"),
     ({"sampler": {"sum_split": ["E", "t1"]}}, "'t1' is not a sampled parameter"),
     ({"sampler": {"sum_split": ["E", "c"]}, "priors": {"c": {"dist": "HalfNormal",
                                                               "sigma": 0.3}}},
      "the prior of 'c' is HalfNormal, not LogNormal"),
-    ({"sampler": {"sum_split": ["E", "b"]}}, "'b' has group effects"),
 ])
 def test_spec_errors(bad, match):
     with pytest.raises(SpecError, match=match):
@@ -140,7 +140,7 @@ def test_held_out_levels_are_non_centered_and_the_rest_centered():
 
 
 def test_sum_split_transform_round_trip_and_jacobian():
-    """The pair (x, y) <-> (log(x + y), log(y / x)) is a bijection and its log-Jacobian is
+    """(x_0, ..., x_n-1) <-> (log sum, log x_i / x_0) is a bijection and its log-Jacobian is
     the log-determinant of the backward map, computed here by finite differences."""
     import pytensor.tensor as pt
 
@@ -148,34 +148,36 @@ def test_sum_split_transform_round_trip_and_jacobian():
 
     tr = sum_split_transform()
     u = pt.dvector("u")
-    back = pt.as_tensor(tr.backward(u))
-    f_back = back.eval
+    f_back = pt.as_tensor(tr.backward(u)).eval
     f_jac = pt.as_tensor(tr.log_jac_det(u)).eval
-    f_fwd = pt.as_tensor(tr.forward(pt.as_tensor(np.array([1.8, 0.25])))).eval
-    np.testing.assert_allclose(f_fwd(), [np.log(2.05), np.log(0.25 / 1.8)])
-    np.testing.assert_allclose(f_back({u: f_fwd()}), [1.8, 0.25])
-    for point in ([0.7, -2.0], [-1.0, 0.5], [2.0, 3.0]):
-        x = np.array(point)
-        eps = 1e-6
+    for x in ([1.8, 0.25], [1.8, 0.6, 0.25]):
+        fwd = pt.as_tensor(tr.forward(pt.as_tensor(np.array(x)))).eval()
+        np.testing.assert_allclose(fwd, [np.log(sum(x)), *np.log(np.array(x[1:]) / x[0])])
+        np.testing.assert_allclose(f_back({u: fwd}), x)
+    for point in ([0.7, -2.0], [-1.0, 0.5], [2.0, 3.0], [0.7, -1.0, -2.0], [0.1, 1.5, -0.3]):
+        x, eps = np.array(point), 1e-6
         cols = [(f_back({u: x + eps * e}) - f_back({u: x - eps * e})) / (2 * eps)
-                for e in np.eye(2)]
+                for e in np.eye(len(x))]
         numeric = np.log(abs(np.linalg.det(np.column_stack(cols))))
         assert f_jac({u: x}) == pytest.approx(numeric, rel=1e-6)
 
 
-def test_sum_split_keeps_the_model(small_data):
+@pytest.mark.parametrize("names", [("E", "c"), ("E", "a", "c")])
+def test_sum_split_keeps_the_model(small_data, names):
     """With ``sampler.sum_split`` the graph is the same model sampled in other coordinates:
-    its density of the constrained values (no Jacobian) equals the default graph's at the
-    same point, and its prior draws of E and c follow their LogNormal priors."""
+    its density of the constrained values (no Jacobian) equals the default coordinates' at
+    the same point, and its prior draws follow the LogNormal priors."""
     import pymc as pm
 
-    spec = load_spec(law="looped_total")
-    d = spec.to_dict()
-    d["sampler"]["sum_split"] = ["E", "c"]
+    d = load_spec(law="looped_total").to_dict()
+    d["sampler"]["sum_split"] = []
+    spec = load_spec(d)
+    d["sampler"]["sum_split"] = list(names)
     split = load_spec(d)
+    joint = "_".join(names) + "_sum"
     plain, paired = LossModel(spec, small_data).model, LossModel(split, small_data).model
-    assert {"E", "c", "E_c_pair"} <= set(paired.named_vars)
-    assert {"E_c_pair"}.isdisjoint(plain.named_vars)
+    assert {*names, joint} <= set(paired.named_vars)
+    assert joint not in plain.named_vars and {*names} <= set(plain.named_vars)
     rng = np.random.default_rng(0)
     logp_plain = plain.compile_logp(jacobian=False)
     logp_paired = paired.compile_logp(jacobian=False)
@@ -183,13 +185,12 @@ def test_sum_split_keeps_the_model(small_data):
         point = plain.initial_point()
         for k in point:
             point[k] = point[k] + rng.normal(0, 0.1, np.shape(point[k]))
-        E, c = np.exp(point["E_log__"]), np.exp(point["c_log__"])
-        other = {k: v for k, v in point.items() if k not in ("E_log__", "c_log__")}
-        other["E_c_pair_sum_split__"] = np.array([np.log(E + c), np.log(c / E)])
+        x = np.exp([point[f"{n}_log__"] for n in names])
+        other = {k: v for k, v in point.items() if k not in {f"{n}_log__" for n in names}}
+        other[f"{joint}_sumsplit__"] = np.array([np.log(x.sum()), *np.log(x[1:] / x[0])])
         assert logp_paired(other) == pytest.approx(logp_plain(point), rel=1e-9)
-    draws = pm.draw(paired["E_c_pair"], draws=20000, random_seed=1)
-    logs = np.log(draws)
-    for i, name in enumerate(("E", "c")):
+    logs = np.log(pm.draw(paired[joint], draws=20000, random_seed=1))
+    for i, name in enumerate(names):
         prior = spec.priors[name].params
         assert logs[:, i].mean() == pytest.approx(prior["mu"], abs=0.03)
         assert logs[:, i].std() == pytest.approx(prior["sigma"], rel=0.03)
