@@ -318,15 +318,15 @@ class LossModel:
             loss_obs = pm.Data("loss_obs", values["loss_obs"], dims="obs")
             theta: dict[str, Any] = {}
             scalars: dict[str, Any] = {}
-            pair = tuple(spec.sampler.get("sum_split", ()))
+            split = tuple(spec.sampler.get("sum_split", ()))
             for p in law.params:
                 if p.name in spec.fixed:
                     theta[p.name] = scalars[p.name] = pt.as_tensor(spec.fixed[p.name])
                     continue
-                if p.name not in pair:
+                if p.name not in split:
                     scalars[p.name] = spec.priors[p.name].create(p.name)
                 elif p.name not in scalars:  # all of sum_split's parameters at once
-                    scalars.update(sum_split_vector(pm, spec, pair))
+                    scalars.update(sum_split_vector(pm, spec, split))
                 effects = [e for e in spec.effects if e.param == p.name]
                 if not effects:
                     theta[p.name] = scalars[p.name]
