@@ -121,26 +121,20 @@ def noise_scale_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator,
 
 
 def _base_scale(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
+    """``sigma`` times each row's level deviation ``exp(sigma_log_dev)``, ``(S, n)``.
+
+    The deviations are looked up by level label in the posterior's own coordinates (the
+    model's levels, held-out runs included), never by position in the fitted data: a
+    training part's runs are a subset of the model's, in another order.
+    """
     lk = fit.spec.likelihood
     sigma = fit.draws("sigma")[:, None]
     if lk.sigma_by is None:
         return np.broadcast_to(sigma, (len(sigma), len(table)))
     values = _group_values(fit, table, lk.sigma_by)
-    per_run = fit.draws("sigma_run")
-    spread = fit.draws("sigma_spread")
-    # fitted level -> a run that has it (sigma_run is equal across runs of one level)
-    fitted = (_model_runs(fit) if lk.sigma_by == C.RUN
-              else fit.data.run_table()[lk.sigma_by].to_numpy())
-    lookup = {level: i for i, level in reversed(list(enumerate(fitted)))}
-    out = np.empty((len(sigma), len(table)))
-    for level in pd.unique(values):
-        rows = values == level
-        if level in lookup:
-            out[:, rows] = per_run[:, lookup[level]][:, None]
-        else:
-            new = sigma[:, 0] * np.exp(spread * rng.standard_normal(len(sigma)))
-            out[:, rows] = new[:, None]
-    return out
+    dev = _level_draws(fit, "sigma_log_dev", lk.sigma_by, values, fit.draws("sigma_spread"),
+                       rng)
+    return sigma * np.exp(dev)
 
 
 def walk_bridge(x_logged: np.ndarray, e_logged: np.ndarray, x: np.ndarray, tau: np.ndarray,

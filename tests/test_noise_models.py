@@ -328,3 +328,55 @@ def test_walk_forecast_of_a_new_partial_curve_starts_from_its_last_point(curves)
     assert abs(near.table["median"].iloc[0] - expected) < 0.03
     lo, hi = far.band(0.9)
     assert (hi - lo)[1] > (hi - lo)[0]
+
+
+def _held_out_fit(spec, curves, held: list[str], seed: int, draws: int = 20):
+    """Prior draws of a model built on ``curves`` (``like``) with the runs ``held`` left out
+    of the observed data: the layout of a backtest's training part."""
+    import arviz as az
+    import pymc as pm
+
+    from bayeslaw.fit import Fit
+
+    train = curves.select(~curves.frame["run"].isin(held).to_numpy(), "held out")
+    model = get_model(spec, train, like=curves)
+    with model.model:
+        prior = pm.sample_prior_predictive(draws=draws, random_seed=seed)
+    return Fit(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=train,
+               provenance={}), model
+
+
+@pytest.mark.parametrize("sigma_by", ["run", "T_m", "N"])
+def test_numpy_log_likelihood_equals_the_graph_with_held_out_runs(curves, sigma_by):
+    """``like != data`` (held-out runs in the model, unobserved) and a noise scale by another
+    group: the numpy likelihood must index each run's scale in the model's run order.  With
+    ``sigma_by = "T_m"`` it failed at 5d06e18 (scales of another level)."""
+    import arviz as az
+    import pymc as pm
+
+    spec = noise_spec({"sigma_by": sigma_by}, "student_t")
+    held = [curves.runs[0], curves.runs[4]]  # the first run shifts every later position
+    fake, model = _held_out_fit(spec, curves, held, seed=7)
+    with model.model, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        graph = pm.compute_log_likelihood(az.InferenceData(posterior=fake.idata.posterior),
+                                          progressbar=False)
+    expected = graph.log_likelihood["loss"].values.reshape(20, -1)
+    np.testing.assert_allclose(pointwise_log_likelihood(fake), expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("sigma_by", ["run", "T_m"])
+def test_held_out_runs_get_their_own_levels_noise_scale(curves, sigma_by):
+    """A held-out run's rows get the scale of its own level (sigma * exp(deviation)); at
+    5d06e18 ``sigma_by = "T_m"`` returned another level's scale."""
+    spec = noise_spec({"sigma_by": sigma_by}, "student_t")
+    held = [curves.runs[0], curves.runs[4]]
+    fake, _ = _held_out_fit(spec, curves, held, seed=8)
+    rows = curves.frame[curves.frame["run"].isin(held)].reset_index(drop=True)
+    scale = noise_scale_draws(fake, rows, np.random.default_rng(0), np.ones((20, 1)))
+    dev = fake.idata.posterior["sigma_log_dev"]
+    dim = dev.dims[-1]
+    expected = np.stack([
+        fake.draws("sigma") * np.exp(dev.sel({dim: level}).values.reshape(-1))
+        for level in rows[sigma_by].tolist()], axis=1)
+    np.testing.assert_allclose(scale, expected, rtol=1e-12)
