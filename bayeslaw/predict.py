@@ -23,7 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from . import constants as C
-from .errors import DataError, SpecError
+from .errors import DataError, FitFileError, SpecError
 from .model import level_dim
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -132,8 +132,22 @@ def _base_scale(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -> np.n
     if lk.sigma_by is None:
         return np.broadcast_to(sigma, (len(sigma), len(table)))
     values = _group_values(fit, table, lk.sigma_by)
-    dev = _level_draws(fit, "sigma_log_dev", lk.sigma_by, values, fit.draws("sigma_spread"),
-                       rng)
+    spread = fit.draws("sigma_spread")
+    if "sigma_log_dev" in fit.idata.posterior:
+        return sigma * np.exp(_level_draws(fit, "sigma_log_dev", lk.sigma_by, values, spread,
+                                           rng))
+    # a fit saved before the deviations were stored: only per-run scales, by run label
+    if lk.sigma_by != C.RUN:
+        raise FitFileError("this fit file predates the per-level noise deviations "
+                           "('sigma_log_dev') that a noise scale by "
+                           f"{lk.sigma_by!r} needs: refit with this version of bayeslaw")
+    per_run = dict(zip(_model_runs(fit).tolist(), np.log(fit.draws("sigma_run")
+                                                          / sigma).T, strict=True))
+    dev = np.empty((len(sigma), len(table)))
+    for level in pd.unique(values):
+        known = per_run.get(level)
+        dev[:, values == level] = (known if known is not None
+                                   else spread * rng.standard_normal(len(sigma)))[:, None]
     return sigma * np.exp(dev)
 
 
@@ -220,7 +234,7 @@ def mean_draws(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -> np.nd
     return np.broadcast_to(mu, (fit.n_draws, len(table)))
 
 
-def _noise(fit: Fit, scale: np.ndarray, rng: np.random.Generator,
+def noise(fit: Fit, scale: np.ndarray, rng: np.random.Generator,
            draw_index: np.ndarray | None = None) -> np.ndarray:
     """Observation noise with per-draw ``scale``; ``draw_index`` maps rows to posterior draws."""
     if fit.spec.likelihood.family == "student_t":
@@ -230,7 +244,7 @@ def _noise(fit: Fit, scale: np.ndarray, rng: np.random.Generator,
     return scale * rng.standard_normal(scale.shape)
 
 
-def _log_density(fit: Fit, y: np.ndarray, mu: np.ndarray, scale: np.ndarray) -> np.ndarray:
+def log_density(fit: Fit, y: np.ndarray, mu: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """The likelihood's log density per draw, ``(S, n)``.
 
     ``y`` is shared by all draws ``(n,)`` or has one row per draw ``(S, n)`` (replicated data).
@@ -247,54 +261,119 @@ def log_likelihood(fit: Fit, points: pd.DataFrame, *, seed: int = 0,
     """Log density of the ``loss`` at ``points`` under every draw, ``(S, n)``.
 
     Rows of new runs or levels use population draws (seeded), as in :func:`predict`.  With
-    an AR(1) noise model, ``conditional=True`` conditions each point on the previous row of
-    its run in ``points`` (the model's own likelihood: rows sorted by run, then D); the
-    default scores each point by its marginal density, as a forecast far from the logged
-    points is (conservative next to the logged curve).  With a random-walk residual
-    (``walk``), ``conditional=True`` is the model's own sequential likelihood, and the default
-    scores each point as :func:`predict` forecasts it: from its run's logged residuals
+    an AR(1) noise model or a random-walk residual, ``conditional=True`` conditions each
+    point on the previous row of its run in ``points`` (the model's own likelihood: rows
+    sorted by run, then D; :func:`sequential_terms`); the default scores each point as
+    :func:`predict` forecasts it: by its marginal density under AR(1) (conservative next to
+    the logged curve), and from its run's logged residuals under a walk
     (:func:`walk_draws`).
     """
     rng = np.random.default_rng(seed)
     y = points[C.LOSS].to_numpy(float)
     mu = mean_draws(fit, points, rng)
     scale = noise_scale_draws(fit, points, rng, mu)
-    lk = fit.spec.likelihood
-    if conditional and lk.walk is not None:
-        return log_likelihood_walk(fit, points, y, mu, scale)
-    if conditional and lk.ar1 is not None:
-        from .model import previous_rows
-
-        prev, first = previous_rows(points[C.RUN].to_numpy())
-        follows = (1.0 - first)[None, :]
-        phi = fit.draws("ar1")[:, None]
-        mu = mu + follows * phi * scale / scale[:, prev] * (y[None, prev] - mu[:, prev])
-        scale = scale * np.sqrt(1.0 - follows * phi**2)
-    elif lk.walk is not None:
-        shift, var = walk_draws(fit, points, mu, rng)
-        mu, scale = mu + shift, np.sqrt(scale**2 + var)
-    return _log_density(fit, y, mu, scale)
+    if conditional:
+        loc, scale = sequential_terms(fit, points, y, mu, scale)
+    else:
+        loc, scale = forecast_terms(fit, points, mu, scale, rng)
+    return log_density(fit, y, loc, scale)
 
 
-def log_likelihood_walk(fit: Fit, points: pd.DataFrame, y: np.ndarray, mu: np.ndarray,
-                        scale: np.ndarray) -> np.ndarray:
-    """The random-walk model's own sequential log density of ``y`` at ``points``, ``(S, n)``.
+def forecast_terms(fit: Fit, points: pd.DataFrame, mu: np.ndarray, scale: np.ndarray,
+                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Location and scale of a forecast of each row, ``(S, n)`` each.
 
-    ``points`` are sorted by run then D; each point is conditioned on the previous point of
-    its run, a run's first point on the walk's start (as the PyMC graph does).
+    Without a random walk: the law's value ``mu`` and the noise ``scale`` (an AR(1) model's
+    marginal).  With a walk: shifted by the run's logged residuals and widened by the walk's
+    variance (:func:`walk_draws`).
     """
-    from .model import previous_rows, walk_variance
+    if fit.spec.likelihood.walk is None:
+        return mu, scale
+    shift, var = walk_draws(fit, points, mu, rng)
+    return mu + shift, np.sqrt(scale**2 + var)
+
+
+def _walk_step_variance(fit: Fit, points: pd.DataFrame, mu: np.ndarray, prev: np.ndarray,
+                        follows: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+    """Variance the walk adds to each row given its run's previous row (the graph's).
+
+    ``idx`` picks the posterior draws that the rows of ``mu`` stand for (default: all).
+    """
+    from .model import walk_variance
+
+    def per_draw(v: np.ndarray | float) -> np.ndarray | float:
+        return v if np.ndim(v) == 0 or idx is None else v[idx]
+
+    log_d = np.log(points[C.D].to_numpy(float))[None, :]
+    var = walk_variance(np, log_d, log_d[:, prev], follows, per_draw(fit.draws("walk")[:, None]),
+                        per_draw(fit.draws("walk_start")[:, None]),
+                        float(np.log(fit.spec.reference[C.D])), per_draw(_hurst(fit)))
+    return var * mu**2 if fit.spec.likelihood.sigma_relative else var
+
+
+def _previous(points: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Previous row of each row's run and the ``(1, n)`` flag of rows that follow one."""
+    from .model import previous_rows
 
     runs = points[C.RUN].to_numpy() if C.RUN in points.columns else np.zeros(len(points))
     prev, first = previous_rows(runs)
-    follows = (1.0 - first)[None, :]
-    log_d = np.log(points[C.D].to_numpy(float))[None, :]
-    var = walk_variance(np, log_d, log_d[:, prev], follows, fit.draws("walk")[:, None],
-                        fit.draws("walk_start")[:, None], float(np.log(fit.spec.reference[C.D])),
-                        _hurst(fit))
-    var = var * mu**2 if fit.spec.likelihood.sigma_relative else var
-    loc = mu + follows * (y[None, prev] - mu[:, prev])
-    return _log_density(fit, y, loc, np.sqrt(scale**2 + var))
+    return prev, (1.0 - first)[None, :]
+
+
+def sequential_terms(fit: Fit, points: pd.DataFrame, y: np.ndarray, mu: np.ndarray,
+                     scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Location and scale of each row given the previous row's loss ``y`` in its run.
+
+    The model's own factorization (as the PyMC graph writes it), for ``points`` sorted by
+    run then D; ``y`` is ``(n,)`` or one row per draw ``(S, n)``.  AR(1):
+    ``mu_i + ar1 s_i / s_(i-1) (y_(i-1) - mu_(i-1))`` and ``s_i sqrt(1 - ar1^2)``; a walk:
+    ``mu_i + (y_(i-1) - mu_(i-1))`` and ``sqrt(s_i^2 + walk variance)``; a run's first row
+    its marginal.  Without either, ``mu`` and ``scale`` unchanged.
+    """
+    lk = fit.spec.likelihood
+    if lk.ar1 is None and lk.walk is None:
+        return mu, scale
+    y = np.asarray(y, float)
+    prev, follows = _previous(points)
+    resid = y[..., prev] - mu[:, prev]
+    if lk.ar1 is not None:
+        phi = fit.draws("ar1")[:, None]
+        return (mu + follows * phi * scale / scale[:, prev] * resid,
+                scale * np.sqrt(1.0 - follows * phi**2))
+    var = _walk_step_variance(fit, points, mu, prev, follows)
+    return mu + follows * resid, np.sqrt(scale**2 + var)
+
+
+def simulate_curves(fit: Fit, points: pd.DataFrame, mu: np.ndarray, scale: np.ndarray,
+                    rng: np.random.Generator, draw_index: np.ndarray | None = None
+                    ) -> np.ndarray:
+    """New losses at ``points`` (sorted by run then D), each run's curve drawn jointly.
+
+    The generative process of the PyMC graph: noise of scale ``scale`` around the law's
+    value ``mu`` (``(S, n)``), whose standardised residuals follow an AR(1) along a run, or
+    whose residual accumulates as a random walk from the run's previous point.  ``draw_index``
+    maps rows of ``mu`` to posterior draws (default: row ``s`` is draw ``s``).
+    """
+    lk = fit.spec.likelihood
+    idx = np.arange(len(mu)) if draw_index is None else np.asarray(draw_index)
+    z = noise(fit, np.ones_like(scale), rng, draw_index=idx)
+    if lk.ar1 is None and lk.walk is None:
+        return mu + scale * z
+    prev, follows = _previous(points)
+    first = follows[0] == 0.0
+    if lk.ar1 is not None:
+        phi = fit.draws("ar1")[idx][:, None]
+        step = scale * np.sqrt(1.0 - phi**2 * follows)
+    else:
+        step = np.sqrt(scale**2 + _walk_step_variance(fit, points, mu, prev, follows, idx))
+    resid = np.empty_like(mu)
+    for i in range(len(points)):  # sequential along each run; a run's first row: marginal
+        carried = 0.0
+        if not first[i]:
+            carried = resid[:, prev[i]] * (phi[:, 0] * scale[:, i] / scale[:, prev[i]]
+                                           if lk.ar1 is not None else 1.0)
+        resid[:, i] = carried + step[:, i] * z[:, i]
+    return mu + resid
 
 
 def pointwise_log_likelihood(fit: Fit) -> np.ndarray:
@@ -390,11 +469,9 @@ def predict(fit: Fit, points: pd.DataFrame, *, kind: str = "predictive",
     points = points.reset_index(drop=True)
     draws = mean_draws(fit, points, rng)
     if kind == "predictive":
-        scale = noise_scale_draws(fit, points, rng, draws)
-        if fit.spec.likelihood.walk is not None:
-            shift, var = walk_draws(fit, points, draws, rng)
-            draws, scale = draws + shift, np.sqrt(scale**2 + var)
-        draws = draws + _noise(fit, scale, rng)
+        loc, scale = forecast_terms(fit, points, draws, noise_scale_draws(fit, points, rng,
+                                                                           draws), rng)
+        draws = loc + noise(fit, scale, rng)
     return summarise(points, draws, kind, probs)
 
 
@@ -448,10 +525,10 @@ def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: 
         scale = noise_scale_draws(fit, table, rng, mu)
         future, spread = mu[:, n_log:], scale[:, n_log:]
         if fit.spec.likelihood.walk is None:
-            ll = _log_density(fit, y, mu[:, :n_log], scale[:, :n_log])
+            ll = log_density(fit, y, mu[:, :n_log], scale[:, :n_log])
         else:  # the logged points in sequence, the future from the last one
-            ll = log_likelihood_walk(fit, table.iloc[:n_log], y, mu[:, :n_log],
-                                     scale[:, :n_log])
+            ll = log_density(fit, y, *sequential_terms(fit, table.iloc[:n_log], y,
+                                                       mu[:, :n_log], scale[:, :n_log]))
             if kind == "predictive":
                 shift, var, _ = walk_bridge(x[:n_log], y - mu[:, :n_log], x[n_log:],
                                             fit.draws("walk")[:, None], _hurst(fit))
@@ -472,7 +549,7 @@ def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: 
     pick = rng.choice(len(w), size=fit.n_draws, replace=True, p=w)
     draws = mu_all[pick]
     if kind == "predictive":
-        draws = draws + _noise(fit, scale_all[pick], rng, draw_index=pick % fit.n_draws)
+        draws = draws + noise(fit, scale_all[pick], rng, draw_index=pick % fit.n_draws)
     return summarise(grid, draws, kind, probs, weights_ess=ess)
 
 

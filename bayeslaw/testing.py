@@ -40,7 +40,14 @@ from .data import LossData
 from .errors import SpecError
 from .fit import ConvergenceWarning, Fit, Thresholds, fit, sample_prior_predictive
 from .metrics import coverage
-from .predict import _log_density, _noise, mean_draws, noise_scale_draws
+from .predict import (
+    log_density,
+    mean_draws,
+    noise,
+    noise_scale_draws,
+    sequential_terms,
+    simulate_curves,
+)
 from .priors import ModelSpec, resolve_spec
 
 
@@ -179,13 +186,15 @@ def posterior_predictive_check(fit_: Fit, *, prob: float = 0.9, alpha: float = 0
     frame = fit_.data.frame
     y = frame[C.LOSS].to_numpy(float)
     mu = mean_draws(fit_, frame, rng)
-    scale = noise_scale_draws(fit_, frame, rng, mu)
-    y_rep = mu + _noise(fit_, scale, rng)
+    # each point given the observed previous point of its run (the model's own factorization:
+    # with AR(1) or a random walk these one-step predictive bands hold the walk's variance)
+    loc, scale = sequential_terms(fit_, frame, y, mu, noise_scale_draws(fit_, frame, rng, mu))
+    y_rep = loc + noise(fit_, scale, rng)
     lo, hi = np.quantile(y_rep, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
     cov = coverage(y, lo, hi, prob, confidence=1 - alpha)
     last = _final_rows(frame)
-    t_obs = -_log_density(fit_, y[last], mu[:, last], scale[:, last]).sum(axis=1)
-    t_rep = -_log_density(fit_, y_rep[:, last], mu[:, last], scale[:, last]).sum(axis=1)
+    t_obs = -log_density(fit_, y[last], loc[:, last], scale[:, last]).sum(axis=1)
+    t_rep = -log_density(fit_, y_rep[:, last], loc[:, last], scale[:, last]).sum(axis=1)
     p = float(np.mean(t_rep >= t_obs))
     failures = []
     if cov.high < prob - tolerance or cov.low > prob + tolerance:
@@ -233,14 +242,19 @@ def prior_predictive_check(data: LossData, spec: ModelSpec | str | Path | None =
 
 # -- recovery -----------------------------------------------------------------------------
 def simulate_from_draw(fit_: Fit, draw: int, *, seed: int = 0) -> LossData:
-    """The fit's own points with losses simulated from one posterior draw (all parameters)."""
+    """The fit's own points with losses simulated from one posterior draw (all parameters).
+
+    Each run's curve is drawn jointly from the model's generative process (AR(1) residuals
+    or a random walk accumulating along the run, :func:`bayeslaw.predict.simulate_curves`),
+    so a recovery refits the model that simulated the data.
+    """
     rng = np.random.default_rng(seed)
     frame = fit_.data.frame
     mu_all = mean_draws(fit_, frame, rng)
-    mu, scale = mu_all[draw], noise_scale_draws(fit_, frame, rng, mu_all)[draw]
+    scale = noise_scale_draws(fit_, frame, rng, mu_all)[draw]
     sim = frame.copy()
-    eps = _noise(fit_, scale[None, :], rng, draw_index=np.array([draw]))[0]
-    sim[C.LOSS] = mu + eps
+    sim[C.LOSS] = simulate_curves(fit_, frame, mu_all[draw][None, :], scale[None, :], rng,
+                                  draw_index=np.array([draw]))[0]
     return replace(fit_.data, frame=sim, notes=(*fit_.data.notes, f"simulated: draw {draw}"))
 
 
