@@ -133,14 +133,23 @@ def _ic_pointwise(result: Fit, ic: str) -> tuple[np.ndarray, float, np.ndarray |
 
     if "log_likelihood" not in result.idata.groups():
         result.attach_log_likelihood()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # k / variance warnings: handled below
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         if ic == "loo":
             res = az.loo(result.idata, pointwise=True, var_name="loss")
-            return (np.asarray(res.loo_i, float), float(res.p_loo),
-                    np.asarray(res.pareto_k, float))
-        res = az.waic(result.idata, pointwise=True, var_name="loss")
-        return np.asarray(res.waic_i, float), float(res.p_waic), None
+            out = (np.asarray(res.loo_i, float), float(res.p_loo),
+                   np.asarray(res.pareto_k, float))
+        else:
+            res = az.waic(result.idata, pointwise=True, var_name="loss")
+            out = np.asarray(res.waic_i, float), float(res.p_waic), None
+    for w in caught:
+        # LOO's Pareto-k warning is acted on by compare() (bad_k: ParetoKWarning, refits or
+        # K-fold) with the count of bad points, so ArviZ's generic one is dropped; any other
+        # (WAIC's posterior variance above 0.4, ...) reaches the user as it came
+        if ic == "loo" and "Pareto" in str(w.message):
+            continue
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return out
 
 
 def _refit_settings(result: Fit, fit_kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -190,10 +199,15 @@ def group_folds(data: LossData, group: str, k: int | None = None, *, seed: int =
     out = []
     for f in range(k):
         held = levels[fold_of_level == f]
-        label = ", ".join(str(v) if group == C.RUN else f"{v:g}" for v in held[:4])
+        label = ", ".join(_level_text(v) for v in held[:4])
         out.append((f"{group} = {label}" + (" ..." if len(held) > 4 else ""),
                     row_fold == f))
     return out
+
+
+def _level_text(value: Any) -> str:
+    """A level for a fold's label: numbers compactly (``3e+08``), text as it is."""
+    return f"{value:g}" if isinstance(value, int | float | np.number) else str(value)
 
 
 def kfold_pointwise(result: Fit, folds: list[tuple[str, np.ndarray]], **fit_kwargs: Any
@@ -331,9 +345,10 @@ def compare(fits: Mapping[str, Fit], *, method: str = "loo", group: str = C.RUN,
             notes.append(f"{name}: {len(bad)} points with Pareto k > {K_THRESHOLD} refitted "
                          "exactly")
             continue
-        warnings.warn(f"{name}: {len(bad)} of {len(khat)} points have Pareto k > "
-                      f"{K_THRESHOLD} (max {khat.max():.2f}); their LOO estimate is "
-                      "unreliable: use bad_k='refit' or method='kfold'", ParetoKWarning,
-                      stacklevel=2)
+        message = (f"{name}: {len(bad)} of {len(khat)} points have Pareto k > "
+                   f"{K_THRESHOLD} (max {khat.max():.2f}); their LOO estimate is "
+                   "unreliable: use bad_k='refit' or method='kfold'")
+        notes.append(message)
+        warnings.warn(message, ParetoKWarning, stacklevel=2)
     return Comparison(rank_table(pointwise, groups, p_eff, n_bad, method), method, pointwise,
                       groups, tuple(notes))

@@ -410,6 +410,10 @@ def _comparison_section(comparison: Any, level: int) -> Section:
               Block("ELPD of each model with its standard error.",
                     image=Image("compare", figure_png(comparison.plot()),
                                 "model comparison plot"))]
+    notes = tuple(getattr(comparison, "notes", ()))
+    if notes:  # bad Pareto k, exact refits, refits that did not converge
+        blocks.append(Block("Notes on this comparison: " + " ".join(
+            n if n.endswith(".") else n + "." for n in notes)))
     return Section("Model comparison", tuple(blocks), level)
 
 
@@ -487,7 +491,8 @@ def build_report(fits: Fit | Mapping[str, Fit], *, title: str | None = None,
 
             from .compare import ParetoKWarning, compare
 
-            # unreliable LOO points are reported in the table (n_bad_k) and its notes
+            # unreliable LOO points are reported in the table (n_bad_k) and in the notes
+            # that the comparison section renders: the report is where the reader sees them
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ParetoKWarning)
                 comparison = compare(named)

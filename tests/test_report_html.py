@@ -240,12 +240,16 @@ def test_several_fits_with_a_comparison(stored_fit, tmp_path):
 
 
 def test_several_fits_with_the_real_comparison(stored_fit):
-    pytest.importorskip("bayeslaw.compare")
     report = build_report({"a": stored_fit, "b": stored_fit}, seed=1)
     section = report.sections[-1]
     assert section.title == "Model comparison"
     assert {"elpd", "se", "elpd_diff", "dse", "weight", "p", "n_bad_k"} <= set(
         section.blocks[1].table.columns)
+    # the stored posterior has points with Pareto k > 0.7: the comparison's notes say so in
+    # the report (the warning itself is not raised while the report is built)
+    assert section.blocks[1].table["n_bad_k"].min() > 0
+    assert "Pareto k > 0.7" in section.blocks[-1].text
+    assert "Pareto k &gt; 0.7" in report.to_html() or "Pareto k > 0.7" in report.to_html()
 
 
 # -- command line ----------------------------------------------------------------------------
