@@ -33,6 +33,7 @@ MIN_BFMI = 0.3
 FIT_FORMAT_VERSION = 1
 
 #: ``centered = "auto"``: a group effect is centered when each of its levels holds at least
-#: this many observations. Measured: 600-1000 points per level mix at tree depth 4 centered
-#: and 9-10 non-centered; 75 points per level mix only non-centered (ESS 18 vs 560).
+#: this many observations. Measured at 37f6b95 (not saved; benchmarks/results/
+#: looped_total_sampler_2026-11-30.md): 600-1000 points per level mixed at tree depth 4 centered
+#: and 9-10 non-centered; 75 points per level mixed only non-centered (ESS 18 vs 560).
 CENTERED_MIN_POINTS = 200

@@ -11,11 +11,11 @@ each power-law term is expressed as its loss contribution at a reference point,
     \qquad A = a N_{ref}^{\alpha},
 
 which decorrelates scale and exponent and lets NUTS mix (the textbook ``A``,
-``alpha`` pair on raw ``N`` gives R-hat 1.1-1.8).  The textbook coefficients
-``A``, ``B``, ``C`` are available as derived quantities (:meth:`Law.natural`).  A term of
-several covariates is centered at a reference value of its effective size: ParScale's
-``N (k ln P + 1)`` and the iso-depth ``N_once + T_m^phi N_rec`` are both compared with
-``N_ref`` (:attr:`Law.reference_keys`).
+``alpha`` pair on raw ``N`` gave R-hat 1.1-1.8, measured at ad5077f, not saved).  The
+textbook coefficients ``A``, ``B``, ``C`` are available as derived quantities
+(:meth:`Law.natural`).  A term of several covariates is centered at a reference value of
+its effective size: ParScale's ``N (k ln P + 1)`` and the iso-depth
+``N_once + T_m^phi N_rec`` are both compared with ``N_ref`` (:attr:`Law.reference_keys`).
 """
 
 from __future__ import annotations

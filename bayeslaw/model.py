@@ -266,7 +266,8 @@ class LossModel:
         Centered, data-rich terms leave strong linear correlations (population value vs
         level effects, E vs a vs c) that a low-rank mass matrix captures (tree depth 4 vs 9 on
         the bundled sweep); with non-centered terms the diagonal one mixed better (R-hat 1.002
-        vs 1.016 on a 3 x 3 sweep of 25 points per curve).
+        vs 1.016 on a 3 x 3 sweep of 25 points per curve). Measured at 37f6b95, not saved:
+        ``benchmarks/results/looped_total_sampler_2026-11-30.md``.
         """
         return bool(self.centered) and all(v.any() for v in self.centered.values())
 

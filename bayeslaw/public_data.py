@@ -59,14 +59,16 @@ def load_misfitting(path: str | Path, *, final_only: bool = False,
     ``min_portion`` drops checkpoints earlier than that share of their run (warm-up and the
     early transient, where loss falls from 6 to 4 nats and no N-D law applies).  The
     benchmarks use 0.1: with those points in, the per-run Student-t fit needed nu = 1.5
-    (extreme tails) to absorb them; without, nu = 15.  A run's final checkpoint is kept.
+    (extreme tails) to absorb them; without, nu = 15 (measured at 42060cd, not saved).  A
+    run's final checkpoint is kept.
 
     ``min_tokens`` drops checkpoints before that many tokens, whatever their run's length:
     the early transient is a matter of steps (the sweep warms up for 50 steps of about 1M
     tokens each), not of a share of the run, so ``min_portion`` keeps every checkpoint of a
     run of a few hundred steps.  The benchmarks use 1e9 (about step 950): fitted by least
-    squares to the checkpoints past step 1,000, the law misses those before step 500 by 9-13%
-    on average (truth above the law) and those of steps 500-1,000 by 1-2.5%.  Runs shorter
+    squares to the checkpoints past step 1,000, the law missed those before step 500 by 9-13%
+    on average (truth above the law) and those of steps 500-1,000 by 1-2.5% (measured at
+    6d618d1, not saved).  Runs shorter
     than ``min_tokens`` are dropped whole (the loader's notes say how many).
     """
     if not 0.0 <= min_portion < 1.0:
@@ -128,8 +130,9 @@ def load_parscale(path: str | Path, dataset: str | None = None) -> LossData:
     path : str or Path
         The CSV file.
     dataset : str, optional
-        Keep one data set.  The two differ at least in the irreducible loss (about 1.0 vs
-        1.9 nats): fit each alone, or let parameters vary by the ``dataset`` column.
+        Keep one data set.  The two differ at least in their loss level (final losses of
+        about 1.0 vs 1.9 nats in the file): fit each alone, or let parameters vary by the
+        ``dataset`` column.
     """
     frame, where, _ = read_table(path)
     _require(frame, ["dataset", "P", "params_non_embedding", "loss"], where)

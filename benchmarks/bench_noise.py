@@ -15,8 +15,10 @@ The split's held-out points are scored for each: coverage of the 50% / 90% predi
 (with the 95% binomial interval of the 90% one), MAPE of the median, CRPS and log predictive
 density.  Rule for a spec's default: the converged variant whose 90% coverage is closest to
 90% (CRPS breaking ties).  On the misfitting curves none reached 90% and ``iid`` was closest
-among the converged ones, so ``chinchilla_curves`` uses it; on the bundled sweep the five are
-indistinguishable and ``looped_total`` keeps ``per-run`` (the README has both tables).
+among the converged ones, so ``chinchilla_curves`` uses it (rows in
+``benchmarks/results/noise_misfitting_2026-11-30.csv``, the README's table); on the bundled
+sweep the five were indistinguishable (measured at 1f3423e with short chains, not saved) and
+``looped_total`` keeps ``per-run``.
 """
 
 from __future__ import annotations
