@@ -26,6 +26,21 @@ from . import constants as C
 from .errors import SpecError
 from .laws import Law, get_law
 
+#: Parameters a distribution cannot do without (the others in :data:`_DISTS` are optional).
+_REQUIRED: dict[str, frozenset[str]] = {
+    "Normal": frozenset({"mu", "sigma"}),
+    "LogNormal": frozenset({"mu", "sigma"}),
+    "HalfNormal": frozenset({"sigma"}),
+    "TruncatedNormal": frozenset({"mu", "sigma"}),
+    "Gamma": frozenset({"alpha", "beta"}),
+    "Exponential": frozenset({"lam"}),
+    "Uniform": frozenset({"lower", "upper"}),
+    "Beta": frozenset({"alpha", "beta"}),
+}
+#: Keys of an ``[[effects]]`` entry and of ``[sampler]``.
+EFFECT_KEYS = frozenset({"param", "group", "pooling", "scale", "centered"})
+SAMPLER_KEYS = frozenset({"draws", "tune", "chains", "target_accept", "backend", "low_rank",
+                          "sum_split"})
 #: Distributions a spec may name, with the parameters each accepts.
 _DISTS: dict[str, frozenset[str]] = {
     "Normal": frozenset({"mu", "sigma"}),
@@ -59,11 +74,14 @@ class Prior:
             raise SpecError(f"unknown prior distribution {self.dist!r}; use one of "
                             f"{', '.join(sorted(_DISTS))}")
         bad = set(self.params) - _DISTS[self.dist]
-        missing = {"mu", "sigma"} & _DISTS[self.dist] - set(self.params)
+        missing = _REQUIRED[self.dist] - set(self.params)
         if bad or missing:
+            what = "; ".join(
+                ([f"unknown parameter(s) {sorted(bad)}"] if bad else [])
+                + ([f"missing {sorted(missing)}"] if missing else []))
             raise SpecError(
-                f"prior {self.dist} takes parameters {sorted(_DISTS[self.dist])}; "
-                f"got {sorted(self.params)}"
+                f"prior {self.dist}: {what}; it takes {sorted(_DISTS[self.dist])} "
+                f"(required: {sorted(_REQUIRED[self.dist])})"
             )
         for k, v in self.params.items():
             if not isinstance(v, int | float) or not np.isfinite(v):
@@ -447,6 +465,16 @@ def _sum_split(names: Any, priors: Mapping[str, Prior]) -> list[str]:
     return [str(n) for n in names]
 
 
+def _check_keys(table: Any, allowed: frozenset[str], where: str) -> None:
+    """Raise naming every key of ``table`` (a section of ``where``) outside ``allowed``."""
+    if not isinstance(table, Mapping):
+        raise SpecError(f"{where} must be a table of keys, got {table!r}")
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise SpecError(f"unknown key(s) {unknown} in {where}; allowed keys: "
+                        f"{sorted(allowed)} (a misspelt key would be silently ignored)")
+
+
 def _parse(d: Mapping[str, Any]) -> ModelSpec:
     known = {"law", "description", "reference", "fixed", "priors", "effects", "likelihood",
              "sampler"}
@@ -474,6 +502,9 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
     if missing:
         raise SpecError(f"sampled parameter(s) {sorted(missing)} of law {law.name!r} need a "
                         "prior in [priors] (or a value in [fixed])")
+    _check_keys(d.get("reference", {}), frozenset(law.reference_keys) | set(law.covariates),
+                f"[reference] of law {law.name!r}")
+    _check_keys(d.get("sampler", {}), SAMPLER_KEYS, "[sampler]")
     reference = {k: float(v) for k, v in d.get("reference", {}).items()}
     for cov in law.reference_keys:
         if cov not in reference or reference[cov] <= 0:
@@ -481,6 +512,7 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
                             f"{cov} term)")
     effects = []
     for i, e in enumerate(d.get("effects", [])):
+        _check_keys(e, EFFECT_KEYS, f"effects[{i}] (the [[effects]] entry number {i + 1})")
         if "param" not in e or "group" not in e:
             raise SpecError(f"effects[{i}] needs 'param' and 'group' keys")
         law.param(e["param"])

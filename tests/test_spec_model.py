@@ -34,7 +34,25 @@ def test_user_spec_merges_over_default(tmp_path):
 
 @pytest.mark.parametrize("bad, match", [
     ({"priors": {"E": {"dist": "Cauchy", "alpha": 0}}}, "unknown prior distribution 'Cauchy'"),
-    ({"priors": {"E": {"dist": "Normal", "mu": 1}}}, r"takes parameters \['mu', 'sigma'\]"),
+    ({"priors": {"E": {"dist": "Normal", "mu": 1}}},
+     r"priors.E: prior Normal: missing \['sigma'\]; it takes \['mu', 'sigma'\]"),
+    # every key is checked (each of these loaded silently at 5d06e18): the error names the
+    # key, its section and the allowed keys
+    ({"sampler": {"draw": 500}}, r"unknown key\(s\) \['draw'\] in \[sampler\]; allowed keys: "
+                                 r"\['backend', 'chains', 'draws'"),
+    ({"sampler": {"chians": 2}}, r"\['chians'\] in \[sampler\]"),
+    ({"effects": [{"param": "b", "group": "N", "centred": False}]},
+     r"\['centred'\] in effects\[0\] \(the \[\[effects\]\] entry number 1\); allowed keys: "
+     r"\['centered', 'group', 'param', 'pooling', 'scale'\]"),
+    ({"effects": [{"param": "b", "group": "N"}, {"param": "beta", "group": "N",
+                                                 "scal": {"dist": "HalfNormal", "sigma": 1}}]},
+     r"\['scal'\] in effects\[1\]"),
+    ({"reference": {"Tm": 4}}, r"\['Tm'\] in \[reference\] of law 'looped_total'; allowed keys: "
+                               r"\['D', 'N', 'T_m'\]"),
+    ({"priors": {"E": {"dist": "Gamma"}}}, r"priors.E: prior Gamma: missing \['alpha', 'beta'\]"),
+    ({"priors": {"E": {"dist": "Uniform", "lower": 0}}}, r"missing \['upper'\]"),
+    ({"priors": {"E": {"dist": "Normal", "mu": 1, "sigma": 1, "sd": 2}}},
+     r"unknown parameter\(s\) \['sd'\]"),
     ({"priors": {"zeta": {"dist": "Normal", "mu": 0, "sigma": 1}}}, "no parameter 'zeta'"),
     ({"fixed": {"E": 1.7}}, r"\['E'\] are both fixed and given a prior"),
     ({"effects": [{"param": "t1", "group": "N"}]}, "'t1' is fixed, it cannot vary"),
@@ -61,6 +79,9 @@ def test_spec_errors(bad, match):
 def test_prior_dict_round_trip():
     p = Prior("Gamma", {"alpha": 4.0, "beta": 0.4})
     assert Prior.from_dict(p.to_dict()) == p
+    with pytest.raises(SpecError, match=r"prior Gamma: missing \['alpha', 'beta'\]"):
+        Prior("Gamma", {})  # accepted at 5d06e18, failing later inside PyMC
+    assert Prior("TruncatedNormal", {"mu": 0.0, "sigma": 1.0}).params == {"mu": 0.0, "sigma": 1.0}
 
 
 def test_collinear_effects_rejected(small_data):
