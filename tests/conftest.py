@@ -20,8 +20,10 @@ TEST_DATA = Path(__file__).resolve().parent / "data"
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         if os.environ.get("CI") == "true":
-            raise RuntimeError(f"{SHARED_DATA} missing in CI")
-        pytest.skip("../shared/data not present")
+            raise RuntimeError(f"{SHARED_DATA} missing in CI (CI=true): the tests that read "
+                               "the shared data must run there")
+        pytest.skip(f"needs the shared data folder {SHARED_DATA} (../shared/data beside the "
+                    "repository), which is absent; it runs in CI (CI=true)")
     return SHARED_DATA
 
 
