@@ -54,11 +54,16 @@ class Diagnostics:
     worst_rhat_var: str
     worst_ess_var: str
     thresholds: Thresholds = field(default_factory=Thresholds)
+    #: variables with a non-finite draw, or varying with an R-hat or ESS that is not a number
+    undefined: tuple[str, ...] = ()
 
     @property
     def failures(self) -> list[str]:
         """One line per failed check, naming the value and the threshold."""
         t, out = self.thresholds, []
+        if self.undefined:
+            out.append(f"R-hat or ESS not defined for {', '.join(self.undefined)} (non-finite "
+                       "draws, or too few draws to judge)")
         if not self.max_rhat <= t.max_rhat:
             out.append(f"R-hat {self.max_rhat:.3f} > {t.max_rhat} ({self.worst_rhat_var})")
         if not self.min_ess_bulk >= t.min_ess:
@@ -82,8 +87,8 @@ class Diagnostics:
         return {"max_rhat": self.max_rhat, "min_ess_bulk": self.min_ess_bulk,
                 "min_ess_tail": self.min_ess_tail, "divergences": self.divergences,
                 "min_bfmi": self.min_bfmi, "worst_rhat_var": self.worst_rhat_var,
-                "worst_ess_var": self.worst_ess_var, "ok": self.ok,
-                "failures": self.failures}
+                "worst_ess_var": self.worst_ess_var, "undefined": list(self.undefined),
+                "ok": self.ok, "failures": self.failures}
 
     def __str__(self) -> str:
         status = "OK" if self.ok else "FAILED: " + "; ".join(self.failures)
@@ -107,7 +112,7 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:
         ess_t = az.ess(idata, var_names=names, method="tail")
         try:
             bfmi = np.atleast_1d(az.bfmi(idata))
-        except (KeyError, AttributeError, ValueError):
+        except (KeyError, AttributeError, ValueError, TypeError):  # no energy: judged NaN
             bfmi = np.array([np.nan])
 
     def extreme(ds: Any, pick: Any) -> tuple[float, str]:
@@ -115,12 +120,24 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:
                  for v in np.ravel(da.values) if np.isfinite(v)]
         return pick(pairs) if pairs else (float("nan"), "")
 
+    # a NaN R-hat / ESS is expected of an element that is constant across draws (a fixed or
+    # derived constant): those are skipped; one that varies, or any non-finite draw, is a
+    # failure, named
+    undefined = []
+    for name in names:
+        values = np.asarray(idata.posterior[name].values, float)
+        values = values.reshape(values.shape[0] * values.shape[1], -1)
+        finite = np.isfinite(values).all(axis=0)
+        constant = finite & (np.ptp(np.where(np.isfinite(values), values, 0.0), axis=0) == 0)
+        stats = [np.ravel(ds[name].values) for ds in (rhat, ess_b, ess_t)]
+        if not finite.all() or any((~np.isfinite(v) & ~constant).any() for v in stats):
+            undefined.append(name)
     max_rhat, worst_r = extreme(rhat, max)
     min_essb, worst_e = extreme(ess_b, min)
     min_esst, _ = extreme(ess_t, min)
     div = int(idata.sample_stats["diverging"].sum()) if "diverging" in idata.sample_stats else 0
     return Diagnostics(max_rhat, min_essb, min_esst, div, float(np.nanmin(bfmi)), worst_r,
-                       worst_e, thresholds)
+                       worst_e, thresholds, tuple(undefined))
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """Seeded MCMC tests on a small simulated sweep; one compiled model shared by all of them."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -110,3 +112,25 @@ def test_pymc_backend_same_model(small_sweep):
     assert res.draws("b_run").shape == (60, 9)
     assert res.idata.log_likelihood["loss"].shape == (2, 30, len(data))
     assert np.isfinite(res.diagnostics.max_rhat)
+
+
+def test_diagnostics_name_variables_whose_r_hat_is_not_defined():
+    """A NaN R-hat / ESS is skipped only for a constant variable; a variable with a non-finite
+    draw fails by name (at 5d06e18 its NaN was dropped and the fit passed)."""
+    import arviz as az
+
+    from bayeslaw.fit import diagnose
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(4, 500))
+    bad = x.copy()
+    bad[2, 5] = np.nan
+    stats = {"diverging": np.zeros((4, 500), bool), "energy": rng.normal(size=(4, 500))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ok = diagnose(az.from_dict(posterior={"x": x, "fixed": np.ones((4, 500))},
+                                   sample_stats=stats))
+        failed = diagnose(az.from_dict(posterior={"x": x, "bad": bad}, sample_stats=stats))
+    assert ok.ok and ok.undefined == () and ok.max_rhat < 1.01
+    assert not failed.ok and failed.undefined == ("bad",)
+    assert "R-hat or ESS not defined for bad" in failed.failures[0]
