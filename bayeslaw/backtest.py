@@ -5,9 +5,13 @@ Splits (``parse_split``):
 * ``prefix:F`` - every curve's points with ``D <= F * (its largest D)`` train, the rest test
   (the Ouro paper's "first 25% of each curve" is ``prefix:0.25``);
 * ``largest-N`` - the runs of the largest model size are held out;
+* ``largest-N:FRAC`` - the runs of the largest sizes are held out, as many sizes as it takes
+  to cover at least ``FRAC`` of the runs (``0 < FRAC < 1``): for a table of continuous N
+  (Chinchilla's final losses have about one run per size), where ``largest-N`` holds out one
+  run;
 * ``level:COL=VALUE`` - the runs with that value of a run-level column are held out;
 * ``kfold:K`` - runs are dealt (seeded) into K folds, each held out in turn;
-* ``RUNS+prefix:F`` (``RUNS`` one of the three above, e.g. ``kfold:5+prefix:0.5``) - the
+* ``RUNS+prefix:F`` (``RUNS`` any of the above but a prefix, e.g. ``kfold:5+prefix:0.5``) - the
   held-out runs keep their first ``F`` in training and every other run trains whole: the rest
   of runs in progress, forecast from their start and the finished runs.
 
@@ -31,6 +35,15 @@ in the outer training part, so nothing held out reaches either fit. The bands ar
 calibrated as far as the outer held-out points miss the model as the inner ones did. A
 held-out level (``level:COL=VALUE``) has no counterpart in the training part: name another
 inner split.
+
+Both kinds of band are scored for both methods: ``coverage_XX`` (and its intervals) and
+``crps`` are the predictive band's (a new observed loss: bayeslaw's posterior predictive, the
+baseline's bootstrap with its own residuals, :mod:`bayeslaw.baseline`), and the same columns
+with ``_epistemic`` after ``coverage_XX`` (``coverage_90_epistemic``, ...,
+``crps_epistemic``) are the band of the law's value alone. Predictive bands are the ones to
+compare with held-out losses; the epistemic ones show how much of the band is the fit's own
+uncertainty. Every row gives the number of held-out runs (``n_curves``); facts that bear on
+reading a row (an R^2 that is not defined) are in :attr:`BacktestResult.notes`.
 """
 
 from __future__ import annotations
@@ -44,7 +57,7 @@ import pandas as pd
 
 from . import constants as C
 from . import metrics
-from .baseline import bootstrap, point_fit
+from .baseline import PointFit, bootstrap, point_fit
 from .data import LossData
 from .errors import DataError, SpecError
 from .priors import ModelSpec
@@ -86,6 +99,8 @@ def parse_split(data: LossData, split: str, *, seed: int = 0) -> list[Split]:
     if kind == "largest-N" and not arg:
         test = (frame[C.N] == frame[C.N].max()).to_numpy()
         return [Split(split, ~test, test)]
+    if kind == "largest-N":
+        return [Split(split, *_largest_sizes(data, split, arg))]
     if kind == "level":
         col, eq, value = arg.partition("=")
         if not eq or col not in frame.columns:
@@ -111,8 +126,29 @@ def parse_split(data: LossData, split: str, *, seed: int = 0) -> list[Split]:
         fold_of = dict(zip(runs[order], np.arange(len(runs)) % k, strict=True))
         folds = frame[C.RUN].map(fold_of).to_numpy()
         return [Split(f"{split} fold {i + 1}", folds != i, folds == i) for i in range(k)]
-    raise SpecError(f"unknown split {split!r}: use prefix:F, largest-N, level:COL=VALUE or "
-                    "kfold:K")
+    raise SpecError(f"unknown split {split!r}: use prefix:F, largest-N, largest-N:FRAC, "
+                    "level:COL=VALUE or kfold:K")
+
+
+def _largest_sizes(data: LossData, split: str, arg: str) -> tuple[np.ndarray, np.ndarray]:
+    """Train / test masks of ``largest-N:FRAC``: the largest sizes covering >= FRAC of runs."""
+    frac = _number(arg, float, f"largest-N takes a fraction of the runs, e.g. largest-N:0.1; "
+                               f"got {split!r}")
+    if not 0 < frac < 1:
+        raise SpecError(f"largest-N fraction must lie in (0, 1), got {frac} in {split!r}")
+    frame = data.frame
+    runs_per_size = frame.groupby(C.N)[C.RUN].nunique().sort_index(ascending=False)
+    covered = runs_per_size.cumsum() / runs_per_size.sum()
+    # the largest sizes, down to the first at which the held-out share reaches frac (a share
+    # k / n is the float nearest k / n, as the literal frac is: 3 of 10 runs meet 0.3)
+    n_sizes = int(np.searchsorted(covered.to_numpy(), frac)) + 1
+    if n_sizes >= len(runs_per_size):
+        most = float(covered.iloc[-2]) if len(covered) > 1 else 0.0
+        raise SpecError(f"{split!r} would hold out every model size: all but the smallest of "
+                        f"the {len(covered)} sizes cover {most:.3g} of the "
+                        f"{int(runs_per_size.sum())} runs; use a fraction up to that")
+    test = frame[C.N].isin(runs_per_size.index[:n_sizes]).to_numpy()
+    return ~test, test
 
 
 def short_of_levels(train: LossData, spec: ModelSpec) -> str | None:
@@ -132,14 +168,15 @@ def short_of_levels(train: LossData, spec: ModelSpec) -> str | None:
 def _runs_continued(data: LossData, split: str, seed: int) -> list[Split]:
     """``RUNS+prefix:F``: the runs ``RUNS`` holds out keep their first ``F`` in training.
 
-    ``RUNS`` is ``largest-N``, ``level:COL=VALUE`` or ``kfold:K``; every other run trains
+    ``RUNS`` is ``largest-N[:FRAC]``, ``level:COL=VALUE`` or ``kfold:K``; every other run trains
     whole.  This is the forecast a sweep in progress asks for: the rest of some runs, given
     their beginning and the finished runs.
     """
     held, _, prefix = split.partition("+")
     if not prefix.startswith("prefix:") or held.startswith("prefix") or "+" in prefix:
         raise SpecError(f"a combined split is RUNS+prefix:F with RUNS one of largest-N, "
-                        f"level:COL=VALUE or kfold:K, e.g. kfold:5+prefix:0.5; got {split!r}")
+                        f"largest-N:FRAC, level:COL=VALUE or kfold:K, e.g. "
+                        f"kfold:5+prefix:0.5; got {split!r}")
     (start,) = parse_split(data, prefix, seed=seed)
     return [Split(part.name.replace(held, split, 1), part.train | (part.test & start.train),
                   part.test & start.test)
@@ -241,46 +278,115 @@ def recalibration(data: LossData, spec: ModelSpec, split: str, *,
                          result.diagnostics.divergences)
 
 
+def _band_scores(y: np.ndarray, bands: dict[float, tuple[np.ndarray, np.ndarray]],
+                 curves: np.ndarray | None, kind: str) -> dict[str, float]:
+    """Coverage columns of one kind of band: ``coverage_XX{kind}`` and its intervals."""
+    out: dict[str, float] = {}
+    for prob, (lo, hi) in bands.items():
+        cov = metrics.coverage(y, lo, hi, prob)
+        name = f"coverage_{prob * 100:g}{kind}"
+        out[name] = cov.rate
+        out[f"{name}_low"], out[f"{name}_high"] = cov.low, cov.high
+        if curves is not None:
+            by = metrics.coverage_by_curve(y, lo, hi, curves, prob)
+            out[f"{name}_curves"] = by.rate
+            out[f"{name}_curves_low"], out[f"{name}_curves_high"] = by.low, by.high
+    return out
+
+
 def score(y: np.ndarray, median: np.ndarray, draws: np.ndarray,
           bands: dict[float, tuple[np.ndarray, np.ndarray]],
-          loglik: np.ndarray | None, curves: np.ndarray | None = None) -> dict[str, float]:
+          loglik: np.ndarray | None, curves: np.ndarray | None = None, *,
+          epistemic: tuple[np.ndarray, dict[float, tuple[np.ndarray, np.ndarray]]] | None
+          = None) -> dict[str, float]:
     """Held-out scores of one method: R^2, MAE, MAPE, coverage (with interval), CRPS, LPD.
 
+    ``draws`` and ``bands`` are the predictive kind's (``crps``, ``coverage_XX``).
+    ``epistemic``, the epistemic kind's draws and bands, adds the same scores of that band
+    under names that say so: ``crps_epistemic``, ``coverage_XX_epistemic`` (and ``_low``,
+    ``_high``, ``_curves``, ... after it).
     With ``curves`` (the run of each point), the number of held-out curves (``n_curves``) and
     coverage with each curve counted once (``coverage_XX_curves`` and its interval,
     :func:`metrics.coverage_by_curve`) are reported too:
     points of a curve are correlated, so the pointwise binomial interval overstates the
-    evidence when few curves are held out.
+    evidence when few curves are held out. ``r2`` is NaN when the held-out losses have no
+    spread (one point): :func:`table_notes` says so.
     """
     out = {"n_test": len(y), "r2": metrics.r2(y, median), "mae": metrics.mae(y, median),
            "mape": metrics.mape(y, median), "crps": metrics.crps(y, draws),
            "lpd": metrics.log_predictive_density(loglik) if loglik is not None else np.nan}
     if curves is not None:
         out["n_curves"] = len(np.unique(np.asarray(curves)))
-    for prob, (lo, hi) in bands.items():
-        cov = metrics.coverage(y, lo, hi, prob)
-        tag = f"{prob * 100:g}"
-        out[f"coverage_{tag}"] = cov.rate
-        out[f"coverage_{tag}_low"], out[f"coverage_{tag}_high"] = cov.low, cov.high
-        if curves is not None:
-            by = metrics.coverage_by_curve(y, lo, hi, curves, prob)
-            out[f"coverage_{tag}_curves"] = by.rate
-            out[f"coverage_{tag}_curves_low"] = by.low
-            out[f"coverage_{tag}_curves_high"] = by.high
+    out.update(_band_scores(y, bands, curves, ""))
+    if epistemic is not None:
+        e_draws, e_bands = epistemic
+        out["crps_epistemic"] = metrics.crps(y, e_draws)
+        out.update(_band_scores(y, e_bands, curves, "_epistemic"))
+    return out
+
+
+def table_notes(table: pd.DataFrame) -> list[str]:
+    """What a reader of a backtest table needs to know about some of its rows.
+
+    An R^2 that is not defined (NaN: the held-out losses have no spread, e.g. one point), a
+    row without epistemic columns (a recalibrated forecast: recalibration maps predictive
+    draws only), a baseline whose optimizer did not report convergence.
+    """
+    notes = []
+    if "r2" in table:
+        for split, part in table[table["r2"].isna()].groupby("split", sort=False):
+            n = sorted(set(part["n_test"].astype(int)))
+            notes.append(f"split {split!r}: R^2 is not defined on {' / '.join(map(str, n))} "
+                         f"held-out point(s) with no spread in loss; it is NaN for "
+                         f"{', '.join(part['method'])}")
+    if "method" in table and (table["method"] == "bayeslaw, recalibrated").any():
+        notes.append("'bayeslaw, recalibrated' rows have no epistemic columns (NaN): a "
+                     "recalibration maps predictive draws only")
+    if "converged" in table:
+        base = table[table["method"] == "baseline"]
+        bad = base[~base["converged"].astype(bool) | (base["boot_unconverged"] > 0)]
+        for _, row in bad.iterrows():
+            notes.append(f"split {row['split']!r}: the baseline's optimizer did not report "
+                         f"convergence (best start converged: {bool(row['converged'])}; "
+                         f"bootstrap refits that did not: {int(row['boot_unconverged'])})")
+    return notes
+
+
+def _with_epistemic(table: pd.DataFrame, epistemic: pd.DataFrame, probs: tuple[float, ...]
+                    ) -> pd.DataFrame:
+    """A forecast table with the epistemic band's bounds too (``lower_90_epistemic``, ...)."""
+    out = table.copy()
+    for p in probs:
+        for side in ("lower", "upper"):
+            out[f"{side}_{p * 100:g}_epistemic"] = epistemic[f"{side}_{p * 100:g}"].to_numpy()
     return out
 
 
 @dataclass
 class BacktestResult:
-    """One row per (split, method) with held-out scores; forecasts kept for figures."""
+    """One row per (split, method) with held-out scores; forecasts kept for figures.
+
+    Attributes
+    ----------
+    table : DataFrame
+        The scores (module docstring: ``coverage_XX`` predictive, ``..._epistemic`` not).
+    forecasts : dict of DataFrame
+        Per ``"split / method"``: the held-out points with the predictive ``median`` and
+        bands and the epistemic bounds (``lower_XX_epistemic``, ``upper_XX_epistemic``).
+    notes : list of str
+        What some rows need said (:func:`table_notes`).
+    """
 
     table: pd.DataFrame
     forecasts: dict[str, pd.DataFrame] = field(repr=False, default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
-        cols = [c for c in ("split", "method", "n_test", "mape", "coverage_50", "coverage_90",
-                            "crps") if c in self.table.columns]
-        return "BacktestResult\n" + self.table[cols].to_string(index=False)
+        cols = [c for c in ("split", "method", "n_test", "n_curves", "mape", "coverage_50",
+                            "coverage_90", "coverage_90_epistemic", "crps")
+                if c in self.table.columns]
+        text = "BacktestResult\n" + self.table[cols].to_string(index=False)
+        return text + "".join(f"\nnote: {n}" for n in self.notes)
 
 
 def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAULT_SEED,
@@ -289,12 +395,14 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
     """Run every fold of ``split``: bayeslaw and (optionally) the baseline, held-out scores.
 
     ``fit_kwargs`` go to :func:`bayeslaw.fit.fit` (draws, tune, chains, thresholds, ...).
-    In-sample points are never scored; held-out points never reach either fit.  With
+    In-sample points are never scored; held-out points never reach either fit.  Both methods
+    are scored on both kinds of band (module docstring); the baseline's rows say whether its
+    optimizer reported convergence (``converged``, ``boot_unconverged``).  With
     ``recalibrate`` (``True`` for the same split, or an inner split string such as
     ``"prefix:0.5"``), each fold also scores bayeslaw's forecast recalibrated from an inner
     backtest on its training part (method ``"bayeslaw, recalibrated"``: one more fit per
-    fold; its ``lpd`` is not defined, its R-hat and divergences are the worse of both fits,
-    ``n_calibration`` counts the inner held-out points).
+    fold; its ``lpd`` and epistemic columns are not defined, its R-hat and divergences are
+    the worse of both fits, ``n_calibration`` counts the inner held-out points).
     """
     from .fit import fit
     from .predict import log_likelihood, predict
@@ -320,14 +428,16 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
                           UserWarning, stacklevel=2)
         result = fit(train, spec, seed=seed, like=data, **fit_kwargs)
         pred = predict(result, test, probs=probs, seed=seed)
+        epi = predict(result, test, kind="epistemic", probs=probs, seed=seed)
         ll = log_likelihood(result, test, seed=seed)
         bands = {p: pred.band(p) for p in probs}
         rows.append({"split": part.name, "method": "bayeslaw", "n_train": int(part.train.sum()),
                      "identified": short is None,
-                     **score(y, pred.table["median"].to_numpy(), pred.draws, bands, ll, curves),
+                     **score(y, pred.table["median"].to_numpy(), pred.draws, bands, ll, curves,
+                             epistemic=(epi.draws, {p: epi.band(p) for p in probs})),
                      "max_rhat": result.diagnostics.max_rhat,
                      "divergences": result.diagnostics.divergences})
-        forecasts[f"{part.name} / bayeslaw"] = pred.table
+        forecasts[f"{part.name} / bayeslaw"] = _with_epistemic(pred.table, epi.table, probs)
         if inner:
             rec = recalibration(train, spec, inner, seed=seed, like=data, **fit_kwargs)
             cal = rec.apply(pred)
@@ -340,13 +450,35 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
                          "n_calibration": len(rec.pit)})
             forecasts[f"{part.name} / bayeslaw, recalibrated"] = cal.table
         if baseline:
-            base = bootstrap(point_fit(train, spec, seed=seed), train, n_boot=n_boot, seed=seed)
-            table = base.bands(test, probs)
-            draws = base.draws(test)
-            bbands = {p: (table[f"lower_{p * 100:g}"].to_numpy(),
-                          table[f"upper_{p * 100:g}"].to_numpy()) for p in probs}
+            _, row, table = baseline_scores(train, test, spec, probs=probs, n_boot=n_boot,
+                                            seed=seed)
             rows.append({"split": part.name, "method": "baseline",
-                         "n_train": int(part.train.sum()), "identified": short is None,
-                         **score(y, table["median"].to_numpy(), draws, bbands, None, curves)})
+                         "n_train": int(part.train.sum()), "identified": short is None, **row})
             forecasts[f"{part.name} / baseline"] = table
-    return BacktestResult(pd.DataFrame(rows), forecasts)
+    table = pd.DataFrame(rows)
+    return BacktestResult(table, forecasts, table_notes(table))
+
+
+def baseline_scores(train: LossData, test: pd.DataFrame, spec: ModelSpec, *,
+                    probs: tuple[float, ...] = (0.5, 0.9), n_boot: int = 100,
+                    seed: int = C.DEFAULT_SEED) -> tuple[PointFit, dict[str, Any], pd.DataFrame]:
+    """The baseline fitted on ``train`` and scored on ``test`` as :func:`backtest` does.
+
+    Returns the bootstrapped :class:`~bayeslaw.baseline.PointFit`, the row's scores (both
+    kinds of band, :func:`score`; ``converged`` and ``boot_unconverged`` from the optimizer)
+    and the forecast table (predictive median and bands, epistemic bounds).  No sampling.
+    """
+    base = bootstrap(point_fit(train, spec, seed=seed), train, n_boot=n_boot, seed=seed)
+    y = test[C.LOSS].to_numpy(float)
+    table = base.bands(test, probs, seed=seed)
+    epi = base.bands(test, probs, "epistemic")
+
+    def bounds(t: pd.DataFrame) -> dict[float, tuple[np.ndarray, np.ndarray]]:
+        return {p: (t[f"lower_{p * 100:g}"].to_numpy(), t[f"upper_{p * 100:g}"].to_numpy())
+                for p in probs}
+
+    row = {**score(y, table["median"].to_numpy(), base.draws(test, seed=seed), bounds(table),
+                   None, test[C.RUN].to_numpy(),
+                   epistemic=(base.draws(test, "epistemic"), bounds(epi))),
+           "converged": base.converged, "boot_unconverged": base.boot_unconverged}
+    return base, row, _with_epistemic(table, epi, probs)

@@ -13,9 +13,17 @@ from scipy import special, stats
 
 
 def r2(y: np.ndarray, pred: np.ndarray) -> float:
-    """Coefficient of determination ``1 - SS_res / SS_tot``."""
+    """Coefficient of determination ``1 - SS_res / SS_tot``.
+
+    Not defined when the observations have no spread (``SS_tot = 0``: one point, or all
+    equal): NaN then, without numpy's divide-by-zero warning (a backtest says so in its
+    notes, :func:`bayeslaw.backtest.table_notes`).
+    """
     y, pred = np.asarray(y, float), np.asarray(pred, float)
-    return float(1.0 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2))
+    ss_tot = float(np.sum((y - y.mean()) ** 2)) if len(y) else 0.0
+    if ss_tot == 0.0:
+        return float("nan")
+    return float(1.0 - np.sum((y - pred) ** 2) / ss_tot)
 
 
 def mae(y: np.ndarray, pred: np.ndarray) -> float:
