@@ -82,3 +82,104 @@ def test_forecasts_are_saved_per_split_and_method(bench, tmp_path):
     pd.testing.assert_frame_equal(back, table)
     inside = back["loss"].between(back["lower_90"], back["upper_90"])
     assert inside.tolist() == [True, True] and back.groupby("peak_lr").size().tolist() == [1, 1]
+
+
+def test_each_curve_once_is_never_imputed(bench):
+    """A row without the per-curve coverage keeps it empty, pooled and judged (was: the pooled
+    rate, as if every curve held that share of its points)."""
+    rows = pd.DataFrame([_row("prefix:0.5", 40, 4, 0.010, 0.020, 0.9, np.nan),
+                         _row("kfold:2 fold 1", 30, 3, 0.010, 0.012, 0.8, np.nan),
+                         _row("kfold:2 fold 2", 10, 1, 0.030, 0.020, 1.0, 1.0)])
+    rows.loc[[0, 1], ["cov90_curves_low", "cov90_curves_high"]] = np.nan
+    out = bench.pool_folds(rows)
+    assert out[["cov90_curves", "cov90_curves_low", "cov90_curves_high"]].isna().all().all()
+    judged = bench.judge(out)
+    assert judged["cov_ok_curves"].isna().all()
+    old = rows.drop(columns=["cov90_curves", "cov90_curves_low", "cov90_curves_high"])
+    assert bench.judge(old)["cov90_curves"].isna().all()
+
+
+def test_each_curve_once_measured_from_saved_forecasts(bench, tmp_path):
+    from bayeslaw.metrics import coverage_by_curve
+
+    table = pd.DataFrame({"run": ["a", "a", "a", "b"], "loss": [3.0, 2.9, 2.8, 2.7],
+                          "median": 0.0, "lower_90": [2.9, 2.8, 2.9, 2.6],
+                          "upper_90": [3.1, 3.0, 3.0, 2.8]})  # a: 2 of 3 inside, b: 1 of 1
+    bench.save_forecasts({"kfold:2 fold 1 / bayeslaw": table}, tmp_path, "d")
+    rows = pd.DataFrame([_row("kfold:2 fold 1", 4, 2, 0.01, 0.02, 0.75, np.nan),
+                         _row("kfold:2 fold 2", 4, 2, 0.01, 0.02, 0.75, np.nan)])
+    out = bench.curves_from_forecasts(rows, tmp_path)
+    want = coverage_by_curve(table["loss"], table["lower_90"], table["upper_90"], table["run"],
+                             0.9)
+    assert out.loc[0, "cov90_curves"] == pytest.approx((2 / 3 + 1) / 2)
+    assert (out.loc[0, "cov90_curves_low"], out.loc[0, "cov90_curves_high"]) == pytest.approx(
+        (want.low, want.high))
+    assert np.isnan(out.loc[1, "cov90_curves"])  # no forecast saved for fold 2: left empty
+
+
+def test_saved_rows_keep_the_band_they_measured(bench, tmp_path):
+    """Rows saved before the baseline's predictive band hold its epistemic coverage."""
+    old = pd.DataFrame([_row("prefix:0.5", 40, 4, 0.01, 0.02, 0.9, 0.9)]).drop(
+        columns=["cov90_curves", "cov90_curves_low", "cov90_curves_high"])
+    old.to_csv(tmp_path / "old.csv", index=False)
+    new = pd.DataFrame([{**_row("prefix:0.5", 40, 4, 0.01, 0.02, 0.9, 0.9), "seed": 2,
+                         "cov90_epistemic": 0.3, "cov90_baseline_epistemic": 0.1}])
+    new.to_csv(tmp_path / "new.csv", index=False)
+    rows = bench.load_rows([tmp_path / "old.csv", tmp_path / "new.csv"])
+    assert np.isnan(rows.loc[0, "cov90_baseline"]) and np.isnan(rows.loc[0, "cov90_epistemic"])
+    assert rows.loc[0, "cov90_baseline_epistemic"] == 0.2 and rows.loc[0, "seed"] == 1
+    assert np.isnan(rows.loc[0, "cov90_curves"])
+    assert rows.loc[1, ["cov90_baseline", "cov90_baseline_epistemic", "cov90_epistemic",
+                        "seed"]].tolist() == [0.2, 0.1, 0.3, 2]
+
+
+def _table(split, method, **kw):
+    return {"split": split, "method": method, "n_test": 20, "n_curves": 2, "mape": 0.01,
+            "r2": 0.9, "coverage_50": 0.5, "coverage_90": 0.9, "coverage_90_low": 0.7,
+            "coverage_90_high": 0.98, "coverage_90_curves": 0.85, "coverage_90_curves_low": 0.3,
+            "coverage_90_curves_high": 1.0, "coverage_90_epistemic": 0.4, "max_rhat": 1.0,
+            "divergences": 0, "identified": True, **kw}
+
+
+def test_bench_rows_report_both_kinds_of_band_for_both_methods(bench):
+    table = pd.DataFrame([
+        _table("kfold:2 fold 1", "bayeslaw"),
+        _table("kfold:2 fold 1", "bayeslaw, recalibrated", coverage_90=0.88,
+               coverage_90_epistemic=np.nan),
+        _table("kfold:2 fold 1", "baseline", mape=0.02, coverage_90=0.7,
+               coverage_90_epistemic=0.2, converged=True, boot_unconverged=1)])
+    rows = bench.bench_rows(table, "d", ["bayeslaw", "bayeslaw, recalibrated"], seed=2)
+    assert [tuple(r) for r in rows] == [bench.ROW_COLUMNS] * 2  # the --csv header, in order
+    b, rec = rows
+    assert (b["cov90"], b["cov90_epistemic"]) == (0.9, 0.4)
+    assert (b["cov90_baseline"], b["cov90_baseline_epistemic"]) == (0.7, 0.2)
+    assert b["curves"] == 2 and b["seed"] == 2 and b["mape_baseline"] == 0.02
+    assert not b["baseline_converged"]  # one bootstrap refit did not report convergence
+    assert rec["data"] == "d, recalibrated" and rec["cov90"] == 0.88
+    assert np.isnan(rec["cov90_epistemic"])
+    pooled = bench.pool_folds(pd.DataFrame(rows[:1] + [{**rows[0], "split": "kfold:2 fold 2",
+                                                        "cov90_baseline": 0.9}]))
+    assert pooled.loc[0, "cov90_baseline"] == pytest.approx(0.8)
+    assert pooled.loc[0, "cov90_baseline_epistemic"] == pytest.approx(0.2)
+    assert pooled.loc[0, "seed"] == 2 and not pooled.loc[0, "baseline_converged"]
+
+
+def test_fold_seeds_choose_and_report_on_different_folds(bench):
+    import bayeslaw as bl
+    from bayeslaw.backtest import parse_split
+    from bayeslaw.simulate import bundled_path
+    from benchmarks.bench_backtest import REPORT_SEED, SELECT_SEED  # importable as the issue asks
+
+    assert (SELECT_SEED, REPORT_SEED) == (bench.SELECT_SEED, bench.REPORT_SEED)
+    assert SELECT_SEED == 1  # the seed every bench run used before --folds (README rows)
+    assert bench.FOLD_SEEDS == {"select": SELECT_SEED, "report": REPORT_SEED}
+    assert bench.parser().parse_args([]).folds == "report"
+    assert bench.parser().parse_args(["--folds", "select"]).folds == "select"
+    data = bl.load(bundled_path())
+    f = data.frame
+
+    def folds(seed):
+        return {frozenset(f.loc[s.test, "run"]) for s in parse_split(data, "kfold:5", seed=seed)}
+
+    # no fold of 3 runs held out for reporting is one the specs were chosen on
+    assert not folds(SELECT_SEED) & folds(REPORT_SEED)
