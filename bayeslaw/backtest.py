@@ -63,6 +63,7 @@ from .errors import DataError, SpecError
 from .priors import ModelSpec
 
 if TYPE_CHECKING:
+    from .fit import Diagnostics, Fit
     from .predict import Prediction
 
 
@@ -215,12 +216,15 @@ class Recalibration:
         The inner split it was learned from.
     max_rhat, divergences :
         Convergence of the inner fit.
+    diagnostics : Diagnostics, optional
+        The inner fit's full diagnostics (judged against its thresholds).
     """
 
     pit: np.ndarray = field(repr=False)
     split: str
     max_rhat: float = np.nan
     divergences: int = 0
+    diagnostics: Diagnostics | None = field(default=None, repr=False)
 
     def levels(self, u: np.ndarray) -> np.ndarray:
         """The predictive quantile level that holds a share ``u`` of the inner points."""
@@ -265,17 +269,51 @@ def recalibration(data: LossData, spec: ModelSpec, split: str, *,
     For a forecast of runs in progress, ``kfold:5+prefix:0.5`` on every logged run learns how
     the rest of a run misses its forecast.
     """
-    from .fit import fit
     from .predict import predict
 
     part = inner_split(data, split, seed=seed)
     train = data.select(part.train, f"train of the inner {part.name}")
     test = data.frame.loc[part.test].reset_index(drop=True)
-    result = fit(train, spec, seed=seed, like=like if like is not None else data, **fit_kwargs)
+    result = fold_fit(train, spec, f"inner {part.name}", seed=seed,
+                      like=like if like is not None else data, **fit_kwargs)
     pred = predict(result, test, seed=seed)
     return Recalibration(np.sort(metrics.pit(test[C.LOSS].to_numpy(float), pred.draws)),
                          part.name, result.diagnostics.max_rhat,
-                         result.diagnostics.divergences)
+                         result.diagnostics.divergences, result.diagnostics)
+
+
+def fold_fit(train: LossData, spec: ModelSpec, name: str, **fit_kwargs: Any) -> Fit:
+    """:func:`bayeslaw.fit.fit` of one fold's training part.
+
+    A convergence warning names the fold (``split 'prefix:0.5': sampling did not
+    converge: ...``), so a user reading a backtest's warnings knows which row it concerns.
+    """
+    from .fit import ConvergenceWarning, fit
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        result = fit(train, spec, **fit_kwargs)
+    for w in caught:
+        message = (f"split {name!r}: {w.message}" if issubclass(w.category, ConvergenceWarning)
+                   else w.message)
+        warnings.warn_explicit(message, w.category, w.filename, w.lineno)
+    return result
+
+
+def diagnostic_columns(*diagnostics: Diagnostics | None) -> dict[str, Any]:
+    """A backtest row's convergence columns from one or more fits (the worst of them).
+
+    ``converged`` is whether every fit passed its thresholds (R-hat, bulk and tail ESS,
+    divergences, BFMI); ``failures`` says which failed.
+    """
+    given = [d for d in diagnostics if d is not None]
+    return {"max_rhat": max(d.max_rhat for d in given),
+            "min_ess_bulk": min(d.min_ess_bulk for d in given),
+            "min_ess_tail": min(d.min_ess_tail for d in given),
+            "divergences": sum(d.divergences for d in given),
+            "min_bfmi": min(d.min_bfmi for d in given),
+            "converged": all(d.ok for d in given),
+            "failures": "; ".join(f for d in given for f in d.failures)}
 
 
 def _band_scores(y: np.ndarray, bands: dict[float, tuple[np.ndarray, np.ndarray]],
@@ -404,7 +442,6 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
     fold; its ``lpd`` and epistemic columns are not defined, its R-hat and divergences are
     the worse of both fits, ``n_calibration`` counts the inner held-out points).
     """
-    from .fit import fit
     from .predict import log_likelihood, predict
 
     parts = parse_split(data, split, seed=seed)
@@ -426,7 +463,7 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
             warnings.warn(f"split {part.name!r}: the training part is short of levels: {short}. "
                           "Fitted anyway: the held-out forecast rests on priors there",
                           UserWarning, stacklevel=2)
-        result = fit(train, spec, seed=seed, like=data, **fit_kwargs)
+        result = fold_fit(train, spec, part.name, seed=seed, like=data, **fit_kwargs)
         pred = predict(result, test, probs=probs, seed=seed)
         epi = predict(result, test, kind="epistemic", probs=probs, seed=seed)
         ll = log_likelihood(result, test, seed=seed)
@@ -435,8 +472,7 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
                      "identified": short is None,
                      **score(y, pred.table["median"].to_numpy(), pred.draws, bands, ll, curves,
                              epistemic=(epi.draws, {p: epi.band(p) for p in probs})),
-                     "max_rhat": result.diagnostics.max_rhat,
-                     "divergences": result.diagnostics.divergences})
+                     **diagnostic_columns(result.diagnostics)})
         forecasts[f"{part.name} / bayeslaw"] = _with_epistemic(pred.table, epi.table, probs)
         if inner:
             rec = recalibration(train, spec, inner, seed=seed, like=data, **fit_kwargs)
@@ -445,8 +481,7 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
                          "n_train": int(part.train.sum()), "identified": short is None,
                          **score(y, cal.table["median"].to_numpy(), cal.draws,
                                  {p: cal.band(p) for p in probs}, None, curves),
-                         "max_rhat": max(result.diagnostics.max_rhat, rec.max_rhat),
-                         "divergences": result.diagnostics.divergences + rec.divergences,
+                         **diagnostic_columns(result.diagnostics, rec.diagnostics),
                          "n_calibration": len(rec.pit)})
             forecasts[f"{part.name} / bayeslaw, recalibrated"] = cal.table
         if baseline:

@@ -209,6 +209,10 @@ def test_baseline_scores_both_kinds_on_a_split(small_sweep):
     assert row["mape"] == pytest.approx(np.mean(np.abs(y - table["median"]) / y))
 
 
+MEASURED_MAPE = 0.0081
+
+
+@pytest.mark.slow
 def test_backtest_held_out_level_end_to_end(small_sweep, small_fit):
     """T_m = 8 held out: its runs stay in the model unobserved (no recompilation)."""
     data, _ = small_sweep
@@ -224,8 +228,19 @@ def test_backtest_held_out_level_end_to_end(small_sweep, small_fit):
     assert not t["identified"].any()
     assert list(t.index) == ["bayeslaw", "baseline"]
     assert (t["n_test"] == 75).all() and (t["n_train"] == 150).all()
-    assert t.loc["bayeslaw", "mape"] < 0.05 and np.isfinite(t.loc["bayeslaw", "lpd"])
-    assert 0 <= t.loc["bayeslaw", "coverage_90"] <= 1
+    assert np.isfinite(t.loc["bayeslaw", "lpd"])
+    # the scores are those of the forecasts it returns, point by point
+    held = data.frame[data.frame["T_m"] == 8].reset_index(drop=True)
+    y = held["loss"].to_numpy()
+    for method in ("bayeslaw", "baseline"):
+        f = res.forecasts[f"level:T_m=8 / {method}"]
+        assert f["D"].tolist() == held["D"].tolist()
+        inside = (y >= f["lower_90"].to_numpy()) & (y <= f["upper_90"].to_numpy())
+        assert t.loc[method, "coverage_90"] == pytest.approx(inside.mean())
+        assert t.loc[method, "mape"] == pytest.approx(np.mean(np.abs(y - f["median"]) / y))
+    # measured 0.0081 with these settings when the test was written (the baseline: 0.022);
+    # 1.5x leaves room for another machine's floating point in 150 draws
+    assert t.loc["bayeslaw", "mape"] < MEASURED_MAPE * 1.5, t.loc["bayeslaw", "mape"]
     assert t.loc["bayeslaw", "coverage_90_low"] <= t.loc["bayeslaw", "coverage_90"]
     # 3 held-out curves: counted once each, the interval is far wider than the pointwise one
     b = t.loc["bayeslaw"]
