@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                                  "with T_m, else chinchilla)")
     p.add_argument("--spec", help="TOML spec file or shipped spec name")
     p.add_argument("--out", default="bayeslaw-out", help="output folder")
+    p.add_argument("--xscale", choices=("log", "linear"), default="log",
+                   help="token axis of the grid figures (default log; linear as in the Ouro "
+                        "paper's figures)")
     _add_data_args(p)
     _add_sampler_args(p)
 
@@ -77,8 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--law", help="law name")
     p.add_argument("--spec", help="TOML spec file or shipped spec name")
     p.add_argument("--split", required=True,
-                   help="prefix:F | largest-N | level:COL=VALUE | kfold:K, or RUNS+prefix:F "
-                        "(the held-out runs keep their first F: e.g. kfold:5+prefix:0.5)")
+                   help="prefix:F | largest-N | largest-N:FRAC (the largest sizes covering "
+                        "at least FRAC of the runs) | level:COL=VALUE | kfold:K, or "
+                        "RUNS+prefix:F (the held-out runs keep their first F: e.g. "
+                        "kfold:5+prefix:0.5)")
     p.add_argument("--no-baseline", action="store_true", help="skip the least-squares baseline")
     p.add_argument("--n-boot", type=int, default=100, help="baseline bootstrap replicates")
     p.add_argument("--recalibrate", nargs="?", const=True, default=False, metavar="SPLIT",
@@ -113,9 +118,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plot", help="redraw the grid figure of a saved fit, with forecasts")
     p.add_argument("fit", help="saved fit (fit.nc)")
-    p.add_argument("--extend-to", type=float, help="forecast every curve up to this D")
+    p.add_argument("--extend-to", type=float,
+                   help="forecast every curve up to this D (default, with no --add-N: twice "
+                        "the largest D)")
     p.add_argument("--add-N", action="append", type=float, default=[],
-                   help="add a column of forecasts for this new model size (repeatable)")
+                   help="add a column of forecasts for this new model size (repeatable; "
+                        "default, with no --extend-to: the sweep's next N)")
+    p.add_argument("--no-forecast", action="store_true",
+                   help="draw the data's range only (no default forecast)")
+    p.add_argument("--xscale", choices=("log", "linear"), default="log",
+                   help="token axis (default log; linear as in the Ouro paper's figures)")
     p.add_argument("--epistemic", action="store_true", help="bands of the law's value")
     p.add_argument("--ylim", help="loss range shown, LOW,HIGH (zoom in on the bands)")
     p.add_argument("--out", default="grid.png", help="figure file (.png or .svg)")
@@ -259,6 +271,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise BayeslawError(f"--ylim takes LOW,HIGH with LOW < HIGH, got {args.ylim!r}")
     result = Fit.load(args.fit)
     fig = plot_grid(result, extend_to=args.extend_to, add_N=args.add_N,
+                    forecast=not args.no_forecast, xscale=args.xscale,
                     kind="epistemic" if args.epistemic else "predictive",
                     ylim=tuple(ylim) if ylim else None)
     try:
@@ -275,13 +288,22 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from .report import write_fit_outputs
 
     data = _load_data(args)
+    if args.xscale != "log" and C.D not in data.columns:
+        raise BayeslawError("--xscale sets the token axis of the grid figure; this table has "
+                            "no D column (its figure is drawn against N)")
     print(f"data: {data.source} - {len(data)} points, {len(data.runs)} runs", flush=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         result = fit(data, args.spec, law=args.law, seed=args.seed, draws=args.draws,
                      tune=args.tune, chains=args.chains, backend=args.backend,
                      progress=not args.no_progress and sys.stderr.isatty())
-    paths = write_fit_outputs(result, Path(args.out))
+    paths = write_fit_outputs(result, Path(args.out))  # grid figures: log axis, forecast
+    if args.xscale != "log":  # redraw them (write_fit_outputs takes no figure options)
+        from .plots import write_grid_figures
+        from .report import plateau_ylim
+
+        paths.update(write_grid_figures(result, Path(args.out), xscale=args.xscale,
+                                        zoom=plateau_ylim(result.data.frame)))
     print(result.summary().to_string(float_format=lambda v: f"{v:.4g}"))
     print(f"diagnostics: {result.diagnostics}")
     for w in caught:
@@ -311,20 +333,26 @@ def cmd_backtest(args: argparse.Namespace) -> int:
 
     data = _load_data(args)
     spec = resolve_spec(args.spec, law=args.law, columns=data.columns)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # diagnostics are columns of the table
-        result = backtest(data, spec, args.split, seed=args.seed,
-                          baseline=not args.no_baseline, n_boot=args.n_boot,
-                          recalibrate=args.recalibrate, draws=args.draws, tune=args.tune,
-                          chains=args.chains, backend=args.backend)
+    # warnings reach the user as they come (a fold that did not converge, a training part
+    # short of levels, the baseline's optimizer): each names its split
+    result = backtest(data, spec, args.split, seed=args.seed,
+                      baseline=not args.no_baseline, n_boot=args.n_boot,
+                      recalibrate=args.recalibrate, draws=args.draws, tune=args.tune,
+                      chains=args.chains, backend=args.backend)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table = result.table
     atomic_write(out / "backtest.csv", lambda tmp: table.to_csv(tmp, index=False))
+    notes = "".join(f"\n- {n}" for n in result.notes)
     atomic_write_text(out / "backtest.md", "# Held-out forecast scores\n\nOnly held-out points "
-                      "are scored; `coverage_XX` is the share of them inside the XX% band, with "
-                      "its 95% Clopper-Pearson interval in `_low` / `_high`.\n\n"
-                      + markdown_table(table.set_index("split")))
+                      "are scored; `coverage_XX` is the share of them inside the XX% "
+                      "predictive band (a new observed loss: noise included), with its 95% "
+                      "Clopper-Pearson interval in `_low` / `_high`; `coverage_XX_epistemic` "
+                      "is the same for the band of the law's value alone (no noise). "
+                      "`n_curves` counts the held-out runs, `converged` whether every fit of "
+                      "the row passed its convergence thresholds.\n\n"
+                      + markdown_table(table.set_index("split"))
+                      + (f"\n\nNotes:{notes}\n" if notes else "\n"))
     for name, forecast in result.forecasts.items():
         if not name.endswith("/ baseline"):
             slug = (name.replace(" / bayeslaw", "").replace(", ", "_").replace(":", "_")
@@ -334,12 +362,19 @@ def cmd_backtest(args: argparse.Namespace) -> int:
                 save_figure(fig, out / f"forecast_{slug}.png")
             finally:
                 plt.close(fig)
-    cols = [c for c in ("split", "method", "n_test", "mape", "coverage_50", "coverage_90",
-                        "crps") if c in table.columns]
+    cols = [c for c in ("split", "method", "n_curves", "n_test", "identified", "mape",
+                        "coverage_50", "coverage_90", "coverage_90_epistemic", "crps",
+                        "max_rhat", "divergences", "converged") if c in table.columns]
     print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    for note in result.notes:
+        print(f"note: {note}")
     print(f"wrote {out}")
-    failed = "max_rhat" in table and bool((table["max_rhat"] > 1.01).any())
-    return EXIT_NOT_CONVERGED if failed and args.strict else 0
+    fits = table[table["method"] != "baseline"]
+    failed = fits[~fits["converged"].astype(bool)] if "converged" in fits else fits.iloc[:0]
+    for _, row in failed.iterrows():
+        print(f"warning: split {row['split']!r} ({row['method']}) did not converge: "
+              f"{row['failures']}", file=sys.stderr)
+    return EXIT_NOT_CONVERGED if len(failed) and args.strict else 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -1,6 +1,8 @@
 """Figures of a :class:`~bayeslaw.fit.Fit`: grid with bands, residuals, group effects.
 
-The sweep grid shows every curve beside its credible bands; the residual plot shows
+The sweep grid shows every curve ("Real") beside its posterior median and credible bands
+("Pred"), by default forecast past the data (to twice the largest D, and a column at the
+sweep's next N) where the bands widen; the residual plot shows
 observed minus posterior median against tokens; the forest plot shows the group effects
 and their shrinkage towards the population.
 
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import FuncFormatter, Locator, LogLocator, MaxNLocator, NullFormatter
 
 from . import constants as C
 from ._io import atomic_write
@@ -29,6 +32,102 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Band colours, from the widest band to the narrowest.
 _BAND_ALPHA = {0.9: 0.18, 0.5: 0.35}
+
+#: Legend text of the grid and backtest figures: the Ouro paper's "Real" (observed) and
+#: "Pred" (posterior prediction).
+REAL, PRED_MEDIAN = "Real", "Pred (median)"
+
+
+def pred_band_label(prob: float) -> str:
+    """Legend text of a central band: ``Pred 90% band``."""
+    return f"Pred {band_tag(prob)}% band"
+
+
+class _SparseLogLocator(Locator):
+    """Major ticks of a log axis that leave room for their labels.
+
+    The sparsest of decades, 1-3, 1-2-5 or 1-9 steps that puts at least three ticks in view
+    (decades thinned to at most ``max_ticks``); on a range too short for two of the 1-9
+    steps, evenly spaced round numbers.  Matplotlib's own log locator labels every minor
+    tick of a short range, and those labels overlap.
+    """
+
+    _STEPS = ((1.0,), (1.0, 3.0), (1.0, 2.0, 5.0), tuple(float(s) for s in range(1, 10)))
+
+    def __init__(self, max_ticks: int = 5):
+        self.max_ticks = max_ticks
+
+    def __call__(self) -> np.ndarray:
+        vmin, vmax = self.axis.get_view_interval()
+        return self.tick_values(vmin, vmax)
+
+    def tick_values(self, vmin: float, vmax: float) -> np.ndarray:
+        vmin, vmax = sorted((float(vmin), float(vmax)))
+        if not (vmin > 0 and np.isfinite(vmax)):
+            return np.array([])
+        exps = np.arange(np.floor(np.log10(vmin)), np.ceil(np.log10(vmax)) + 1)
+        lo, hi = vmin * (1 - 1e-9), vmax * (1 + 1e-9)
+        for subs in self._STEPS:
+            ticks = np.sort(np.outer(10.0 ** exps, subs).ravel())
+            inside = ticks[(ticks >= lo) & (ticks <= hi)]
+            if len(inside) >= 3 or (subs == self._STEPS[-1] and len(inside) >= 2):
+                if len(inside) > self.max_ticks and len(subs) == 1:
+                    step = int(np.ceil(len(inside) / self.max_ticks))
+                    inside = inside[np.round(np.log10(inside)).astype(int) % step == 0]
+                return inside
+        return MaxNLocator(nbins=3).tick_values(vmin, vmax)
+
+
+def _plain_number(value: float, _pos: Any = None) -> str:
+    """``0.05``, ``20``, ``5000``; powers of ten outside 0.001 - 9999 as ``10^k``."""
+    if value <= 0 or 1e-3 <= value < 1e4:
+        return f"{value:g}"
+    exp = int(np.floor(np.log10(value) + 1e-9))
+    mant = value / 10.0**exp
+    head = "" if round(mant, 6) == 1 else f"{mant:g}\\times"
+    return f"${head}10^{{{exp}}}$"
+
+
+def log_ticks(axis: Any) -> None:
+    """Readable tick labels on a log ``axis`` (``ax.xaxis``).
+
+    Sparse major ticks labelled as plain numbers (``0.1``, ``2``, ``50``), minor ticks
+    without labels.
+    """
+    axis.set_major_locator(_SparseLogLocator())
+    axis.set_major_formatter(FuncFormatter(_plain_number))
+    axis.set_minor_locator(LogLocator(subs=tuple(float(s) for s in range(2, 10))))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def next_N(levels: Sequence[float]) -> float | None:
+    """The next model size of a sweep: the largest N times its geometric step.
+
+    The step is the *median ratio of consecutive N levels* (``100M, 300M, 1B`` -> 3.17, so
+    ``3.17B``): a sweep's sizes grow by a ratio, and the median, unlike the ratio of the two
+    largest levels alone, is not set by one irregular level.  ``None`` with fewer than two
+    distinct levels.
+    """
+    n = np.unique(np.asarray(levels, float))
+    if len(n) < 2:
+        return None
+    return float(n[-1] * np.median(n[1:] / n[:-1]))
+
+
+def default_forecast(fit: Fit) -> tuple[float, tuple[float, ...]]:
+    """What :func:`plot_grid` forecasts by default: ``(extend_to, add_N)``.
+
+    Every curve to twice the largest ``D`` of the data, and one column at :func:`next_N` of
+    the data's N levels (none when the law has no ``N`` term, e.g. ``iso_depth``'s
+    ``N_once`` / ``N_rec``, or the sweep has one N).
+    """
+    frame = fit.data.frame
+    new = next_N(frame[C.N].unique()) if C.N in fit.spec.law_obj.covariates else None
+    return 2.0 * float(frame[C.D].max()), (() if new is None else (new,))
+
+
+def _tokens_text(d: float) -> str:
+    return f"{d / 1e12:.3g}T" if d >= 1e12 else f"{d / 1e9:.3g}B"
 
 
 def _panel_points(runs: pd.DataFrame, frame: pd.DataFrame, extend_to: float | None,
@@ -47,15 +146,49 @@ def _panel_points(runs: pd.DataFrame, frame: pd.DataFrame, extend_to: float | No
     return pd.concat(parts, ignore_index=True)
 
 
+def _new_N_points(runs: pd.DataFrame, frame: pd.DataFrame, add_N: Sequence[float],
+                  t_levels: list, extend_to: float | None, n_grid: int) -> list[pd.DataFrame]:
+    """Curves of new model sizes, one per run of the largest N in each ``T_m`` row.
+
+    A new size copies that run's other columns (``T_m``, ``P``, ``horizon``, group columns)
+    with only ``N`` changed; its run is new, so its run effects come from the population.
+    """
+    d_lo = float(frame[C.D].min())
+    d_hi = max(float(frame[C.D].max()), extend_to or 0.0)
+    parts = []
+    for t in t_levels:
+        row_runs = runs if t is None else runs[runs[C.T_M] == t]
+        template = row_runs[row_runs[C.N] == row_runs[C.N].max()]
+        for n in add_N:
+            for k, (_, row) in enumerate(template.iterrows()):
+                part = pd.DataFrame({C.D: np.geomspace(d_lo, d_hi, n_grid)})
+                for col, value in row.items():
+                    part[col] = value
+                part[C.N] = float(n)
+                part[C.RUN] = ("new_" + run_label(float(n), t)
+                               + (f"_{k + 1}" if len(template) > 1 else ""))
+                parts.append(part)
+    return parts
+
+
 def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "predictive",
-              extend_to: float | None = None, add_N: Sequence[float] = (),
-              xscale: str = "log", ylim: tuple[float, float] | None = None, n_grid: int = 120,
+              forecast: bool = True, extend_to: float | None = None,
+              add_N: Sequence[float] = (), xscale: str = "log",
+              ylim: tuple[float, float] | None = None, n_grid: int = 120,
               panel_size: tuple[float, float] = (3.2, 2.6), seed: int = 0) -> Any:
     """Grid of loss curves: rows ``T_m``, columns ``N``, x tokens (billions), y loss.
 
-    Each panel shows the observed curve(s), the posterior median (dashed) and shaded central
-    credible bands (50% and 90% by default) of a new observation (``kind="predictive"``) or
-    of the law (``kind="epistemic"``).
+    Each panel shows the observed curve(s) ("Real"), the posterior median (dashed, "Pred
+    (median)") and shaded central credible bands ("Pred 50% / 90% band" by default) of a
+    new observation (``kind="predictive"``) or of the law (``kind="epistemic"``).
+
+    By default (``forecast=True`` with neither ``extend_to`` nor ``add_N`` given) the figure
+    also shows what the posterior adds beyond the data, where its bands widen: every curve
+    continues to twice the largest ``D`` (a dotted line marks the end of the data), and one
+    more column forecasts the next model size of the sweep, :func:`next_N` (the largest N
+    times the median ratio of consecutive N levels); see :func:`default_forecast`.  Give
+    ``extend_to`` and / or ``add_N`` to choose the forecast, or ``forecast=False`` to draw
+    the data's range only.
 
     Parameters
     ----------
@@ -63,14 +196,18 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     probs : sequence of float
         Band probabilities.
     kind : {"predictive", "epistemic"}
+    forecast : bool
+        With neither ``extend_to`` nor ``add_N``: forecast as :func:`default_forecast` says.
     extend_to : float, optional
         Forecast every curve up to this many tokens, past the data.
     add_N : sequence of float
-        Extra columns of new model sizes (population forecasts, no data).
+        Extra columns of new model sizes (population forecasts, no data).  Each copies the
+        other columns of its row's largest-N run(s).
     xscale : {"log", "linear"}
+        Scale of the token axis (``"linear"``: from zero, as in the Ouro paper's figures).
     ylim : (float, float), optional
-        Loss range shown (default: the observed range); zoom in to see the bands, e.g.
-        ``ylim=(2.4, 3.6)`` for the bundled sweep's plateau.
+        Loss range shown (default: the observed range and the forecast medians); zoom in to
+        see the bands, e.g. ``ylim=(2.4, 3.6)`` for the bundled sweep's plateau.
     n_grid : int
         Points per drawn band.
     panel_size : (float, float)
@@ -81,51 +218,59 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    SpecError
+        If ``xscale`` is not ``"log"`` or ``"linear"``, or ``add_N`` is given for a law
+        without an ``N`` term.
     """
     import matplotlib.pyplot as plt
 
+    if xscale not in ("log", "linear"):
+        raise SpecError(f"xscale must be 'log' or 'linear', got {xscale!r}")
+    law = fit.spec.law_obj
+    if add_N and C.N not in law.covariates:
+        raise SpecError(f"law {law.name!r} has no N term (its sizes are "
+                        f"{', '.join(law.covariates)}): add_N cannot set a new model size")
+    if forecast and extend_to is None and not add_N:
+        extend_to, add_N = default_forecast(fit)
+    add_N = tuple(float(n) for n in add_N)
     frame = fit.data.frame
     runs = fit.data.run_table().drop(columns=[C.D, C.LOSS], errors="ignore")
     has_T = C.T_M in runs.columns
     t_levels = sorted(runs[C.T_M].unique()) if has_T else [None]
-    n_levels = sorted(set(runs[C.N].unique()) | {float(n) for n in add_N})
-    points = _panel_points(runs, frame, extend_to, n_grid)
-    new_rows = []
-    for n in (float(n) for n in add_N):
-        for t in t_levels:
-            row = {C.N: n, C.RUN: "new_" + run_label(n, t if has_T else None)}
-            if has_T:
-                row[C.T_M] = t
-            d_hi = max(float(frame[C.D].max()), extend_to or 0.0)
-            new_rows.append(pd.DataFrame({C.D: np.geomspace(float(frame[C.D].min()), d_hi,
-                                                            n_grid), **row}))
-    if new_rows:
-        points = pd.concat([points, *new_rows], ignore_index=True)
+    n_levels = sorted(set(runs[C.N].unique()) | set(add_N))
+    points = pd.concat([_panel_points(runs, frame, extend_to, n_grid),
+                        *_new_N_points(runs, frame, add_N, t_levels, extend_to, n_grid)],
+                       ignore_index=True)
     pred = predict(fit, points, kind=kind, probs=probs, seed=seed).table
     nrow, ncol = len(t_levels), len(n_levels)
     fig, axes = plt.subplots(nrow, ncol, figsize=(panel_size[0] * ncol, panel_size[1] * nrow),
                              sharex=True, sharey=True, squeeze=False)
-    y_lo, y_hi = float(frame[C.LOSS].min()), float(frame[C.LOSS].max())
     for i, t in enumerate(t_levels):
         for j, n in enumerate(n_levels):
             ax = axes[i, j]
             sel = pred[C.N] == n
             if has_T:
                 sel &= pred[C.T_M] == t
+            d_seen = 0.0
             for run in pd.unique(pred.loc[sel, C.RUN]):
                 p = pred[sel & (pred[C.RUN] == run)]
                 x = p[C.D].to_numpy() / 1e9
                 for prob in sorted(probs, reverse=True):
-                    tag = f"{prob * 100:g}"
+                    tag = band_tag(prob)
                     ax.fill_between(x, p[f"lower_{tag}"], p[f"upper_{tag}"], color="C0",
                                     alpha=_BAND_ALPHA.get(prob, 0.25), lw=0,
-                                    label=f"{tag}% band")
-                ax.plot(x, p["median"], "--", color="C3", lw=1.2, label="posterior median")
+                                    label=pred_band_label(prob))
+                ax.plot(x, p["median"], "--", color="C3", lw=1.2, label=PRED_MEDIAN)
                 obs = frame[frame[C.RUN] == run]
                 if len(obs):
-                    ax.plot(obs[C.D] / 1e9, obs[C.LOSS], "-", color="k", lw=0.8,
-                            label="observed")
-            title = f"N = {size_label(n)}"
+                    ax.plot(obs[C.D] / 1e9, obs[C.LOSS], "-", color="k", lw=0.8, label=REAL)
+                    d_seen = max(d_seen, float(obs[C.D].max()))
+            if d_seen and extend_to and extend_to > d_seen:
+                ax.axvline(d_seen / 1e9, color="0.4", ls=":", lw=0.9, label="end of data")
+            title = f"N = {size_label(n)}" + (" (new)" if n in add_N else "")
             ax.set_title((f"T_m = {t:g}, " if has_T else "") + title, fontsize=9)
             ax.set_xscale(xscale)
             ax.grid(alpha=0.3, lw=0.5)
@@ -133,14 +278,32 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
                 ax.set_xlabel("tokens (billions)")
             if j == 0:
                 ax.set_ylabel("total loss")
+    for ax in axes.flat:
+        if xscale == "log":
+            log_ticks(ax.xaxis)
+    if xscale == "linear":
+        axes[0, 0].set_xlim(left=0.0)
+    y = np.concatenate([frame[C.LOSS].to_numpy(float), pred["median"].to_numpy(float)])
+    y_lo, y_hi = float(np.nanmin(y)), float(np.nanmax(y))
     axes[0, 0].set_ylim(ylim or (y_lo - 0.05 * (y_hi - y_lo), y_hi + 0.05 * (y_hi - y_lo)))
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    uniq = dict(zip(labels, handles, strict=False))
-    fig.suptitle(f"{fit.spec.law}: observed curves, posterior median and {kind} bands",
-                 fontsize=10)
+    found: dict[str, Any] = {}
+    for ax in axes.flat:
+        handles, labels = ax.get_legend_handles_labels()
+        for h, lab in zip(handles, labels, strict=True):
+            found.setdefault(lab, h)
+    order = [REAL, PRED_MEDIAN, *(pred_band_label(p) for p in sorted(probs)), "end of data"]
+    legend = {lab: found[lab] for lab in order if lab in found}
+    bands = " / ".join(f"{band_tag(p)}%" for p in sorted(probs))
+    title = f"{fit.spec.law}: Real = observed, Pred = posterior median and {bands} {kind} bands"
+    if extend_to and extend_to > float(frame[C.D].max()):
+        title += f"; forecast to {_tokens_text(extend_to)} tokens"
+    if add_N:
+        title += (" and " if "forecast" in title else "; forecast ") + "N = " + ", ".join(
+            size_label(n) for n in add_N)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.06 / nrow, 1, 1))
-    fig.legend(uniq.values(), uniq.keys(), loc="lower center", ncol=len(uniq), frameon=False,
-               fontsize=8, bbox_to_anchor=(0.5, 0.0))
+    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=len(legend),
+               frameon=False, fontsize=8, bbox_to_anchor=(0.5, 0.0))
     return fig
 
 
@@ -152,12 +315,43 @@ def save_figure(fig: Any, path: str | Path) -> Path:
                                                       bbox_inches="tight"))
 
 
+def write_grid_figures(fit: Fit, out: str | Path, *, zoom: tuple[float, float] | None = None,
+                       **options: Any) -> dict[str, Path]:
+    """Write the grid figures of an output folder with :func:`plot_grid` ``options``.
+
+    ``grid.png`` and ``grid.svg`` at full scale and, given a ``zoom`` loss range,
+    ``grid_zoom.png``; returns their paths under the names
+    :func:`~bayeslaw.report.write_fit_outputs` gives them (``bayeslaw fit --xscale linear``
+    redraws its figures with this).
+    """
+    import matplotlib.pyplot as plt
+
+    out = Path(out)
+    paths = {}
+    fig = plot_grid(fit, **options)
+    try:
+        paths["grid figure (png)"] = save_figure(fig, out / "grid.png")
+        paths["grid figure (svg)"] = save_figure(fig, out / "grid.svg")
+    finally:
+        plt.close(fig)
+    if zoom is not None:
+        fig = plot_grid(fit, **{**options, "ylim": zoom})
+        try:
+            paths["grid figure, plateau zoom (png)"] = save_figure(fig, out / "grid_zoom.png")
+        finally:
+            plt.close(fig)
+    return paths
+
+
 def plot_backtest(data: Any, forecast: pd.DataFrame, *, title: str = "", max_runs: int = 12,
                   prob: float = 0.9) -> Any:
     """Held-out forecasts: one panel per held-out run (up to ``max_runs``).
 
-    Training points in grey, held-out truth in black, the forecast median dashed with its
-    central ``prob`` band shaded.
+    Training points in grey ("Real (training)"), held-out truth in black ("Real
+    (held-out)"), the forecast median dashed ("Pred (median)") with its central ``prob``
+    band shaded.  ``forecast`` is a prediction table (``run``, ``D``, ``loss`` and the
+    ``median`` / ``lower_XX`` / ``upper_XX`` columns of :func:`~bayeslaw.predict.predict`),
+    ``data`` anything with the full table as ``.frame``.
     """
     import matplotlib.pyplot as plt
 
@@ -165,27 +359,37 @@ def plot_backtest(data: Any, forecast: pd.DataFrame, *, title: str = "", max_run
     ncol = min(4, len(runs))
     nrow = int(np.ceil(len(runs) / ncol))
     fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 2.6 * nrow), squeeze=False)
-    tag = f"{prob * 100:g}"
+    tag = band_tag(prob)
     frame = data.frame
     for ax, run in zip(axes.flat, runs, strict=False):
         f = forecast[forecast[C.RUN] == run].sort_values(C.D)
         seen = frame[(frame[C.RUN] == run) & ~frame[C.D].isin(f[C.D])]
         x = f[C.D].to_numpy() / 1e9
         ax.fill_between(x, f[f"lower_{tag}"], f[f"upper_{tag}"], color="C0", alpha=0.25,
-                        lw=0, label=f"{tag}% band")
-        ax.plot(x, f["median"], "--", color="C3", lw=1.2, label="forecast median")
-        ax.plot(x, f[C.LOSS], ".", color="k", ms=3, label="held-out truth")
+                        lw=0, label=pred_band_label(prob))
+        ax.plot(x, f["median"], "--", color="C3", lw=1.2, label=PRED_MEDIAN)
+        ax.plot(x, f[C.LOSS], ".", color="k", ms=3, label=f"{REAL} (held-out)")
         if len(seen):
-            ax.plot(seen[C.D] / 1e9, seen[C.LOSS], ".", color="0.6", ms=3, label="training")
+            ax.plot(seen[C.D] / 1e9, seen[C.LOSS], ".", color="0.6", ms=3,
+                    label=f"{REAL} (training)")
         ax.set_xscale("log")
+        log_ticks(ax.xaxis)
         ax.set_title(str(run), fontsize=8)
         ax.grid(alpha=0.3, lw=0.5)
     for ax in list(axes.flat)[len(runs):]:
         ax.set_visible(False)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
+    for column in axes.T:  # the lowest drawn panel of each column
+        drawn = [ax for ax in column if ax.get_visible()]
+        if drawn:
+            drawn[-1].set_xlabel("tokens (billions)", fontsize=8)
+    found: dict[str, Any] = {}
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            found.setdefault(lab, h)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.06 / nrow, 1, 1))
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, fontsize=8)
+    fig.legend(found.values(), found.keys(), loc="lower center", ncol=len(found),
+               frameon=False, fontsize=8)
     return fig
 
 
@@ -238,6 +442,7 @@ def plot_residuals(fit: Fit, *, color_by: str | None = None, ax: Any = None,
                 else f"{color_by} = {level}")
     ax.axhline(0.0, color="k", lw=0.8)
     ax.set_xscale("log")
+    log_ticks(ax.xaxis)
     ax.set_xlabel("tokens (billions)" if x_col == C.D else "parameters N (billions)")
     ax.set_ylabel("observed - posterior median")
     ax.grid(alpha=0.3, lw=0.5)
@@ -297,12 +502,7 @@ def plot_final_losses(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
         ax.plot(grid / 1e9, pred["median"], "--", color=colour, lw=1, label=label)
         ax.plot(n[sel] / 1e9, frame.loc[sel, C.LOSS], "o", color=colour, ms=4)
     ax.set_xscale("log")
-    # a decade or less of N: label 1-2-5 steps in plain numbers, not 10^x
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    log_ticks(ax.xaxis)  # often a decade or less of N: 1-2-5 steps in plain numbers
     ax.set_xlabel("parameters N (billions)")
     ax.set_ylabel("final loss")
     ax.grid(alpha=0.3, lw=0.5)

@@ -155,11 +155,16 @@ def test_plot_command_extends_and_adds_N(tmp_path):
 
 def test_backtest_command(small_csv, tmp_path, capsys, small_fit):
     out = tmp_path / "bt"
-    code = main(["backtest", str(small_csv), "--split", "prefix:0.5", "--out", str(out),
-                 "--draws", "100", "--tune", "200", "--chains", "2", "--n-boot", "5",
-                 "--seed", "2", "--recalibrate"])
-    assert code == 0
+    # 100 draws cannot converge: the warnings name the split, and --strict exits 3 saying why
+    with pytest.warns(ConvergenceWarning, match="split 'prefix:0.5': sampling did not"):
+        code = main(["backtest", str(small_csv), "--split", "prefix:0.5", "--out", str(out),
+                     "--draws", "100", "--tune", "200", "--chains", "2", "--n-boot", "5",
+                     "--seed", "2", "--recalibrate", "--strict"])
+    assert code == 3
+    err = capsys.readouterr().err
+    assert "split 'prefix:0.5' (bayeslaw) did not converge:" in err
     table = pd.read_csv(out / "backtest.csv")
+    assert not table.loc[table["method"] == "bayeslaw", "converged"].item()
     assert list(table["method"]) == ["bayeslaw", "bayeslaw, recalibrated", "baseline"]
     assert {"mape", "coverage_50", "coverage_90", "crps", "r2", "lpd"} <= set(table.columns)
     # the recalibration learned from the training part's own prefix:0.5 (counted by hand)
@@ -169,7 +174,12 @@ def test_backtest_command(small_csv, tmp_path, capsys, small_fit):
     rec = table.set_index("method").loc["bayeslaw, recalibrated"]
     assert rec["n_calibration"] == inner_test.sum() > 0
     assert rec["n_test"] == len(frame) - len(train) and np.isnan(rec["lpd"])
-    assert 0 <= rec["coverage_90"] <= 1 and rec["crps"] > 0
+    # a share of whole points, inside its interval, and moved by the recalibration
+    raw = table.set_index("method").loc["bayeslaw"]
+    assert (rec["coverage_90"] * rec["n_test"]) == pytest.approx(
+        round(rec["coverage_90"] * rec["n_test"]))
+    assert rec["coverage_90_low"] <= rec["coverage_90"] <= rec["coverage_90_high"]
+    assert rec["crps"] > 0 and rec["crps"] != raw["crps"]
     for png in ("forecast_prefix_0.5.png", "forecast_prefix_0.5_recalibrated.png"):
         assert (out / png).read_bytes()[:4] == b"\x89PNG"
     assert "| prefix:0.5 | bayeslaw |" in (out / "backtest.md").read_text()

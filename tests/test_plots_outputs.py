@@ -1,6 +1,8 @@
 """Plumbing on the stored small posterior: predictions, the grid figure, output folders."""
 
 import json
+from pathlib import Path
+from types import SimpleNamespace
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -9,9 +11,9 @@ import pytest
 
 from bayeslaw.data import run_label, size_label
 from bayeslaw.fit import Fit
-from bayeslaw.plots import plot_grid, save_figure
+from bayeslaw.plots import log_ticks, next_N, plot_backtest, plot_grid, save_figure
 from bayeslaw.predict import predict
-from bayeslaw.report import markdown_table, write_fit_outputs
+from bayeslaw.report import markdown_table, plateau_ylim, write_fit_outputs
 
 
 def test_size_label():
@@ -53,13 +55,17 @@ def test_epistemic_median_is_law_at_posterior_draws(stored_fit):
     np.testing.assert_allclose(pred.draws[:, 0], mu, rtol=1e-10)
 
 
+def _lines(ax, label):
+    return [ln for ln in ax.get_lines() if ln.get_label() == label]
+
+
 def test_grid_figure_layout_and_lines(stored_fit, tmp_path):
     fig = plot_grid(stored_fit)
-    axes = np.array(fig.axes).reshape(3, 3)
+    axes = np.array(fig.axes).reshape(3, 4)  # the data's 3 x 3 and the forecast column
     titles = [[ax.get_title() for ax in row] for row in axes]
     assert titles[0][0] == "T_m = 2, N = 100M" and titles[2][2] == "T_m = 8, N = 1B"
     ax = axes[1, 2]  # T_m = 4, N = 1B
-    observed = [ln for ln in ax.get_lines() if ln.get_label() == "observed"][0]
+    observed = _lines(ax, "Real")[0]
     run = stored_fit.data.frame.query("T_m == 4 and N == 1e9")
     np.testing.assert_allclose(observed.get_ydata(), run["loss"])
     np.testing.assert_allclose(observed.get_xdata(), run["D"] / 1e9)
@@ -79,10 +85,220 @@ def test_grid_figure_layout_and_lines(stored_fit, tmp_path):
 def test_grid_extends_and_adds_new_N(stored_fit):
     fig = plot_grid(stored_fit, extend_to=1e11, add_N=(3e9,))
     axes = np.array(fig.axes).reshape(3, 4)
-    assert axes[0, 3].get_title() == "T_m = 2, N = 3B"
-    new_median = [ln for ln in axes[0, 3].get_lines() if ln.get_label() == "posterior median"]
+    assert axes[0, 3].get_title() == "T_m = 2, N = 3B (new)"
+    new_median = _lines(axes[0, 3], "Pred (median)")
     assert len(new_median) == 1 and max(new_median[0].get_xdata()) == pytest.approx(100.0)
-    assert not [ln for ln in axes[0, 3].get_lines() if ln.get_label() == "observed"]
+    assert not _lines(axes[0, 3], "Real")
+    # an explicit forecast replaces the default one: no second new column
+    fig2 = plot_grid(stored_fit, extend_to=1e11)
+    assert len(fig2.axes) == 9
+    plt.close(fig)
+    plt.close(fig2)
+
+
+def test_next_N_is_the_median_geometric_step():
+    assert next_N([1e8, 3e8, 1e9, 3e8]) == pytest.approx(1e9 * np.median([3.0, 10 / 3]))
+    # one irregular step does not set it (the two largest levels alone would give 6.4e9)
+    assert next_N([1e8, 2e8, 4e8, 1.6e9]) == pytest.approx(3.2e9)
+    assert next_N([5e8]) is None
+
+
+def _legend_texts(fig):
+    return [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def _grid_checks(fig, fit, xscale):
+    """The default grid of ``fit``: forecast to 2 x max D, the next-N column, Real / Pred."""
+    frame = fit.data.frame
+    d_end = 2 * frame["D"].max() / 1e9
+    axes = np.array(fig.axes).reshape(3, 4)
+    assert [ax.get_title() for ax in axes[:, 3]] == [
+        f"T_m = {t}, N = 3.17B (new)" for t in (2, 4, 8)]
+    assert not _lines(axes[0, 3], "Real") and _lines(axes[0, 3], "Pred (median)")
+    for ax in axes.flat:
+        assert ax.get_xscale() == xscale
+        assert ax.get_xlim()[1] >= d_end  # the axis reaches twice the largest D
+        (median,) = _lines(ax, "Pred (median)")
+        assert max(median.get_xdata()) == pytest.approx(d_end)
+    for ax in axes[:, :3].flat:  # the end of the data is marked where the forecast starts
+        (end,) = _lines(ax, "end of data")
+        assert end.get_xdata()[0] == pytest.approx(frame["D"].max() / 1e9)
+    if xscale == "linear":
+        assert axes[0, 0].get_xlim()[0] == 0.0
+    assert _legend_texts(fig) == ["Real", "Pred (median)", "Pred 50% band", "Pred 90% band",
+                                  "end of data"]
+    assert "forecast to 40B tokens and N = 3.17B" in fig._suptitle.get_text()
+
+
+@pytest.fixture()
+def saved_figures(monkeypatch):
+    """Every figure ``save_figure`` writes, by file name (the last one written wins)."""
+    import bayeslaw.plots
+
+    real, figures = bayeslaw.plots.save_figure, {}
+
+    def spy(fig, path):
+        figures[Path(path).name] = fig
+        return real(fig, path)
+
+    monkeypatch.setattr(bayeslaw.plots, "save_figure", spy)
+    return figures
+
+
+@pytest.fixture()
+def no_sampling_fit(monkeypatch, stored_fit):
+    """``bayeslaw fit`` without MCMC: the fit step returns the stored posterior."""
+    import bayeslaw.fit
+
+    calls = []
+
+    def fake_fit(data, *args, **kwargs):
+        calls.append(data)
+        return stored_fit
+
+    monkeypatch.setattr(bayeslaw.fit, "fit", fake_fit)
+    return calls
+
+
+@pytest.mark.parametrize("xscale", ["log", "linear"])
+def test_fit_command_grid_forecasts_by_default(xscale, no_sampling_fit, saved_figures,
+                                               stored_fit, tmp_path, capsys):
+    """The figures ``bayeslaw fit`` writes (cmd_fit's call path, the fit step stubbed)."""
+    from bayeslaw.cli import main
+
+    out = tmp_path / "out"
+    args = ["fit", "--out", str(out), "--no-progress"]
+    assert main(args + (["--xscale", xscale] if xscale != "log" else [])) == 0
+    assert len(no_sampling_fit) == 1
+    assert {"grid.png", "grid.svg", "grid_zoom.png"} <= {p.name for p in out.iterdir()}
+    for name in ("grid.png", "grid.svg", "grid_zoom.png"):
+        _grid_checks(saved_figures[name], stored_fit, xscale)
+    zoom = saved_figures["grid_zoom.png"].axes[0].get_ylim()
+    assert zoom == pytest.approx(plateau_ylim(stored_fit.data.frame))
+    assert (out / "grid.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert str(out / "grid.png") in capsys.readouterr().out
+
+
+def test_fit_command_xscale_needs_D(no_sampling_fit, tmp_path, capsys):
+    from bayeslaw.cli import main
+
+    table = tmp_path / "final.csv"
+    pd.DataFrame({"run": ["a", "b", "c"], "N": [1e8, 3e8, 1e9], "P": [1, 2, 4],
+                  "loss": [3.1, 2.9, 2.7]}).to_csv(table, index=False)
+    assert main(["fit", str(table), "--xscale", "linear", "--out", str(tmp_path)]) == 2
+    assert "no D column" in capsys.readouterr().err
+    assert not no_sampling_fit  # refused before fitting
+
+
+def test_plot_command_xscale_and_no_forecast(saved_figures, stored_fit, tmp_path):
+    from bayeslaw.cli import main
+
+    stored = str(Path(__file__).parent / "data" / "small_fit.nc")
+    assert main(["plot", stored, "--xscale", "linear", "--out", str(tmp_path / "a.png")]) == 0
+    _grid_checks(saved_figures["a.png"], stored_fit, "linear")
+    assert main(["plot", stored, "--no-forecast", "--out", str(tmp_path / "b.png")]) == 0
+    fig = saved_figures["b.png"]
+    assert len(fig.axes) == 9 and fig.axes[0].get_xscale() == "log"
+    assert max(_lines(fig.axes[0], "Pred (median)")[0].get_xdata()) == pytest.approx(
+        stored_fit.data.frame.query("run == 'N100M_T2'")["D"].max() / 1e9)
+    assert "end of data" not in _legend_texts(fig)
+
+
+def test_plot_grid_refuses_an_unknown_xscale(stored_fit):
+    from bayeslaw.errors import SpecError
+
+    with pytest.raises(SpecError, match="xscale must be 'log' or 'linear'"):
+        plot_grid(stored_fit, xscale="symlog")
+
+
+def _tick_label_problems(ax, need_labels=True):
+    """What makes an axis's x tick labels unreadable, after the figure is drawn: labelled
+    minor ticks, overlapping labels, fewer than two labels (``need_labels``: an axis whose
+    labels are shown, not one of the inner panels of a shared axis)."""
+    renderer = ax.figure.canvas.get_renderer()
+    lo, hi = sorted(ax.get_xlim())
+
+    def shown(minor):
+        return [t for t in ax.xaxis.get_ticklabels(minor=minor)
+                if t.get_visible() and t.get_text() and lo <= t.get_position()[0] <= hi]
+
+    problems = [f"minor label {t.get_text()!r}" for t in shown(minor=True)]
+    boxes = sorted((t.get_window_extent(renderer) for t in shown(False) + shown(True)),
+                   key=lambda b: b.x0)
+    problems += [f"labels overlap at x = {b.x0:.0f} px"
+                 for a, b in zip(boxes, boxes[1:], strict=False) if a.x1 > b.x0]
+    if need_labels and len(shown(minor=False)) < 2:
+        problems.append(f"{len(shown(minor=False))} labelled tick(s) on [{lo:g}, {hi:g}]")
+    return problems
+
+
+def test_tick_check_catches_matplotlibs_minor_labels():
+    """The check below can fail: matplotlib's own log axis on a short range labels minor
+    ticks ("2x10^0 3x10^0 ..."), and in a grid panel's width the labels overlap."""
+    fig, ax = plt.subplots(figsize=(3.2, 2.6))
+    ax.plot([1.8, 7], [1, 2])
+    ax.set_xscale("log")
+    fig.canvas.draw()
+    problems = _tick_label_problems(ax)
+    assert any("minor label" in p for p in problems)
+    assert any("overlap" in p for p in problems)
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("lo, hi", [(20, 25), (1.8, 7), (4.5, 20), (1.5, 2.9), (0.12, 0.95),
+                                    (0.9, 8), (0.03, 40), (0.01, 200), (1e-3, 1e4),
+                                    (3e-5, 2e6)])
+def test_log_ticks_are_readable_on_any_range(lo, hi):
+    fig, ax = plt.subplots(figsize=(3.2, 2.6))
+    ax.plot([lo, hi], [1, 2])
+    ax.set_xscale("log")
+    log_ticks(ax.xaxis)
+    fig.tight_layout()
+    fig.canvas.draw()
+    assert _tick_label_problems(ax) == []
+    plt.close(fig)
+
+
+def _fake_backtest(fit, held_share):
+    """A backtest-like forecast table: the last ``held_share`` of every curve held out."""
+    frame = fit.data.frame
+    held = frame[frame.groupby("run")["D"].rank(pct=True) > 1 - held_share]
+    return held, predict(fit, held, probs=(0.5, 0.9), seed=2).table
+
+
+def test_every_log_axis_has_readable_tick_labels(stored_fit):
+    from bayeslaw.plots import plot_residuals
+
+    held, forecast = _fake_backtest(stored_fit, 0.3)
+    short = SimpleNamespace(frame=held)  # panels of held-out points only: under a decade
+    figures = [plot_grid(stored_fit), plot_grid(stored_fit, ylim=(2.4, 3.6)),
+               plot_residuals(stored_fit), plot_backtest(stored_fit.data, forecast),
+               plot_backtest(short, forecast)]
+    for fig in figures:
+        fig.canvas.draw()
+        axes = [ax for ax in fig.axes if ax.get_visible() and ax.get_xscale() == "log"]
+        assert axes
+        for ax in axes:
+            need = not ax.get_shared_x_axes().get_siblings(ax)[1:] or (
+                ax.get_subplotspec().is_last_row())
+            assert _tick_label_problems(ax, need) == [], ax.get_title()
+        plt.close(fig)
+
+
+def test_backtest_figure_real_and_pred(stored_fit):
+    held, forecast = _fake_backtest(stored_fit, 0.3)
+    fig = plot_backtest(stored_fit.data, forecast, title="fake")
+    assert _legend_texts(fig) == ["Pred 90% band", "Pred (median)", "Real (held-out)",
+                                  "Real (training)"]
+    ax = fig.axes[0]
+    run = ax.get_title()
+    f = forecast[forecast["run"] == run].sort_values("D")
+    np.testing.assert_allclose(_lines(ax, "Pred (median)")[0].get_ydata(), f["median"])
+    np.testing.assert_allclose(_lines(ax, "Real (held-out)")[0].get_ydata(), f["loss"])
+    seen = stored_fit.data.frame.query("run == @run and D < @f.D.min()")
+    np.testing.assert_allclose(_lines(ax, "Real (training)")[0].get_ydata(), seen["loss"])
+    assert [ax.get_xlabel() for ax in fig.axes if ax.get_visible()][-4:] == [
+        "tokens (billions)"] * 4  # the lowest drawn panel of each column
     plt.close(fig)
 
 
