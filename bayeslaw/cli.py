@@ -297,13 +297,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         result = fit(data, args.spec, law=args.law, seed=args.seed, draws=args.draws,
                      tune=args.tune, chains=args.chains, backend=args.backend,
                      progress=not args.no_progress and sys.stderr.isatty())
-    paths = write_fit_outputs(result, Path(args.out))  # grid figures: log axis, forecast
-    if args.xscale != "log":  # redraw them (write_fit_outputs takes no figure options)
-        from .plots import write_grid_figures
-        from .report import plateau_ylim
-
-        paths.update(write_grid_figures(result, Path(args.out), xscale=args.xscale,
-                                        zoom=plateau_ylim(result.data.frame)))
+    grid = {"xscale": args.xscale} if C.D in data.columns else {}
+    paths = write_fit_outputs(result, Path(args.out), **grid)
     print(result.summary().to_string(float_format=lambda v: f"{v:.4g}"))
     print(f"diagnostics: {result.diagnostics}")
     for w in caught:

@@ -315,6 +315,20 @@ def save_figure(fig: Any, path: str | Path) -> Path:
                                                       bbox_inches="tight"))
 
 
+def zoom_options(fit: Fit, zoom: tuple[float, float], options: dict[str, Any]
+                 ) -> dict[str, Any]:
+    """:func:`plot_grid` options of the zoomed grid: ``options`` with ``ylim=zoom``.
+
+    Under the default forecast the zoom continues the curves past the data but draws no
+    new-size column: a larger model's curve runs below the plateau's loss range.
+    """
+    zoomed = {**options, "ylim": zoom}
+    if (zoomed.get("forecast", True) and zoomed.get("extend_to") is None
+            and not zoomed.get("add_N")):
+        zoomed["extend_to"] = default_forecast(fit)[0]
+    return zoomed
+
+
 def write_grid_figures(fit: Fit, out: str | Path, *, zoom: tuple[float, float] | None = None,
                        **options: Any) -> dict[str, Path]:
     """Write the grid figures of an output folder with :func:`plot_grid` ``options``.
@@ -335,7 +349,7 @@ def write_grid_figures(fit: Fit, out: str | Path, *, zoom: tuple[float, float] |
     finally:
         plt.close(fig)
     if zoom is not None:
-        fig = plot_grid(fit, **{**options, "ylim": zoom})
+        fig = plot_grid(fit, **zoom_options(fit, zoom, options))
         try:
             paths["grid figure, plateau zoom (png)"] = save_figure(fig, out / "grid_zoom.png")
         finally:

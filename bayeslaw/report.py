@@ -71,17 +71,21 @@ def plateau_ylim(frame: pd.DataFrame) -> tuple[float, float] | None:
         logd = np.log(g[C.D].to_numpy())
         upper.append(g[C.LOSS].to_numpy()[logd >= logd.min() + 0.5 * np.ptp(logd)].max())
     lo, hi = float(frame[C.LOSS].min()), float(max(upper))
-    return lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)
+    # 10% below: room for the curves' continuation past the data
+    return lo - 0.1 * (hi - lo), hi + 0.05 * (hi - lo)
 
 
-def write_fit_outputs(fit: Fit, out: Path) -> dict[str, Path]:
-    """Write the grid figure (PNG, SVG), coefficient table (CSV, MD), diagnostics, fit."""
+def write_fit_outputs(fit: Fit, out: Path, **grid_options: Any) -> dict[str, Path]:
+    """Write the grid figure (PNG, SVG), coefficient table (CSV, MD), diagnostics, fit.
+
+    ``grid_options`` go to :func:`~bayeslaw.plots.plot_grid` (``xscale``, ``forecast``, ...).
+    """
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from .plots import plot_final_losses, plot_grid, save_figure
+    from .plots import plot_final_losses, save_figure, write_grid_figures
 
     out.mkdir(parents=True, exist_ok=True)
     table = fit.summary()
@@ -100,18 +104,14 @@ def write_fit_outputs(fit: Fit, out: Path) -> dict[str, Path]:
         "diagnostics (json)": atomic_write_text(
             out / "diagnostics.json", json.dumps(fit.diagnostics.to_dict(), indent=2) + "\n"),
     }
-    # final losses without D (e.g. ParScale): one figure against N instead of the curve grid
-    fig = plot_grid(fit) if C.D in fit.data.frame.columns else plot_final_losses(fit)
-    try:
-        paths["grid figure (png)"] = save_figure(fig, out / "grid.png")
-        paths["grid figure (svg)"] = save_figure(fig, out / "grid.svg")
-    finally:
-        plt.close(fig)
-    zoom = plateau_ylim(fit.data.frame) if C.D in fit.data.frame.columns else None
-    if zoom is not None:
-        fig = plot_grid(fit, ylim=zoom)
+    if C.D in fit.data.frame.columns:
+        paths.update(write_grid_figures(fit, out, zoom=plateau_ylim(fit.data.frame),
+                                        **grid_options))
+    else:  # final losses without D (e.g. ParScale): one figure against N, not the curve grid
+        fig = plot_final_losses(fit)
         try:
-            paths["grid figure, plateau zoom (png)"] = save_figure(fig, out / "grid_zoom.png")
+            paths["grid figure (png)"] = save_figure(fig, out / "grid.png")
+            paths["grid figure (svg)"] = save_figure(fig, out / "grid.svg")
         finally:
             plt.close(fig)
     paths["saved fit"] = fit.save(out / "fit.nc")
@@ -229,7 +229,7 @@ def _coefficient_section(fit: Fit, title: str, level: int) -> Section:
 
 
 def _curves_section(fit: Fit, title: str, level: int, tag: str) -> Section:
-    from .plots import plot_final_losses, plot_grid
+    from .plots import plot_final_losses, plot_grid, zoom_options
 
     if C.D not in fit.data.frame.columns:  # final losses only (e.g. ParScale's N x P grid)
         return Section(title, (Block(
@@ -238,16 +238,20 @@ def _curves_section(fit: Fit, title: str, level: int, tag: str) -> Section:
             image=Image(f"{tag}final", figure_png(plot_final_losses(fit)),
                         "final losses with credible bands")),), level)
 
-    blocks = [Block("Every observed curve (black) beside the posterior median (dashed) and the "
-                    "50% and 90% predictive bands of a new observation.",
+    blocks = [Block("Every observed curve (Real, black) beside the posterior median (Pred, "
+                    "dashed) and the 50% and 90% predictive bands of a new observation, "
+                    "continued past the data to twice the largest D (a dotted line marks the "
+                    "end of the data), with one more column forecasting the sweep's next "
+                    "model size.",
                     image=Image(f"{tag}grid", figure_png(plot_grid(fit)), "grid of fitted "
                                 "curves with credible bands"))]
     zoom = plateau_ylim(fit.data.frame)
     if zoom is not None:
         blocks.append(Block("The same grid zoomed on the second half (in log D) of every curve, "
-                            "where the bands are visible.",
+                            "where the bands are visible (without the new size's column).",
                             image=Image(f"{tag}grid-zoom",
-                                        figure_png(plot_grid(fit, ylim=zoom)),
+                                        figure_png(plot_grid(fit, **zoom_options(fit, zoom,
+                                                                                 {}))),
                                         "grid zoomed on the plateau")))
     return Section(title, tuple(blocks), level)
 

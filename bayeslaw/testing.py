@@ -329,6 +329,26 @@ def _append_line(path: Path, record: Mapping[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
+def sbc_key(design: LossData, spec: ModelSpec, fit_spec: ModelSpec, *, seed: int,
+            n_ranks: int, params: Sequence[str], settings: Mapping[str, Any]) -> str:
+    """A hash of everything that defines an SBC simulation and its ranks.
+
+    The design's points (every column but the loss, which SBC simulates), the generating and
+    fitted specs, the seed, the rank count, the ranked parameters and the sampler settings:
+    a resumed SBC reuses a stored record only when all of them match.
+    """
+    import hashlib
+
+    points = design.frame.drop(columns=[C.LOSS], errors="ignore")
+    payload = json.dumps({"design": pd.util.hash_pandas_object(points, index=False).tolist(),
+                          "columns": list(points.columns), "spec": spec.to_json(),
+                          "fit_spec": fit_spec.to_json(), "seed": int(seed),
+                          "n_ranks": int(n_ranks), "params": list(params),
+                          "settings": {k: settings[k] for k in sorted(settings)}},
+                         sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
 def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims: int = 100,
         fit_spec: ModelSpec | str | Path | None = None, n_ranks: int = 99,
         params: Sequence[str] | None = None, alpha: float = 0.01, bins: int | None = None,
@@ -361,7 +381,9 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
         Seeds the prior draws and each fit (``seed + i``).
     path : str or Path, optional
         JSON-lines file: each finished fit is appended at once, and a rerun with the same
-        file skips the simulations already there (a long SBC is resumable).
+        file skips the simulations already there (a long SBC is resumable).  A record is
+        reused only when everything that defines it matches (:func:`sbc_key`); others are
+        ignored with a warning.
     **fit_kwargs
         Sampler settings for every fit (``draws``, ``tune``, ``chains``, ...).
     """
@@ -370,7 +392,16 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
               if fit_spec is not None else gen)
     params = list(params) if params is not None else [*gen.free_params, "sigma"]
     path = Path(path) if path is not None else None
-    done = {r["sim"]: r for r in _read_sbc(path) if r.get("seed0") == seed}
+    key = sbc_key(design, gen, fitted, seed=seed, n_ranks=n_ranks, params=params,
+                  settings=fit_kwargs)
+    stored = _read_sbc(path)
+    done = {r["sim"]: r for r in stored if r.get("key") == key}
+    stale = len(stored) - len(done)
+    if stale:
+        warnings.warn(f"{stale} SBC record(s) in {str(path)!r} were made with another design, "
+                      "spec, fitted spec, sampler settings, seed or rank count: ignored and "
+                      "kept in the file; the simulations are run anew (use another path to keep "
+                      "runs apart)", UserWarning, stacklevel=2)
     prior = sample_prior_predictive(design, gen, draws=n_sims, seed=seed)
     sims = prior.prior_predictive["loss"].values.reshape(n_sims, len(design))
     records = []
@@ -387,7 +418,7 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
             warnings.simplefilter("ignore", ConvergenceWarning)
             result = fit(data, fitted, seed=seed + i, **fit_kwargs)
         diag = result.diagnostics
-        record = {"sim": i, "seed0": seed, "n_ranks": n_ranks, "truth": truth,
+        record = {"sim": i, "seed0": seed, "key": key, "n_ranks": n_ranks, "truth": truth,
                   "ranks": {p: _thinned_rank(result.draws(p), truth[p], n_ranks)
                             for p in params},
                   "max_rhat": diag.max_rhat, "min_ess_bulk": diag.min_ess_bulk,

@@ -37,7 +37,7 @@ def reduced_spec(sigma: dict | None = None) -> ModelSpec:
     d["likelihood"] = {"family": "normal", "sigma": sigma or d["likelihood"]["sigma"],
                        "sigma_by": "none"}
     # on a small sweep E, a and c are pinned mostly through their sum (measured with seeds 1
-    # and 2, 4 x 1,000 draws: bulk ESS 1,472 / 1,316 against 545 / 556 for ["E", "c"])
+    # and 2, 4 x 1,000 draws at 02b0337: bulk ESS 1,472 / 1,316 against 545 / 556 for ["E", "c"])
     d["sampler"]["sum_split"] = ["E", "a", "c"]
     return ModelSpec.from_dict(d)
 
@@ -88,6 +88,35 @@ def test_sbc_resumes_from_its_file(sbc_runs, sbc_design, monkeypatch):
     assert again.values["ranks"] == matched.values["ranks"]
 
 
+@pytest.mark.parametrize("change", ["sampler", "spec", "fit_spec", "design", "seed"])
+def test_sbc_reuses_no_record_of_another_simulation(sbc_runs, sbc_design, monkeypatch, change):
+    """A stored record is reused only for the same design, specs, seed and settings (at
+    5d06e18 the seed alone was compared, so a changed spec reused stale ranks)."""
+    _, _, path = sbc_runs
+
+    class Refit(Exception):
+        pass
+
+    def refit(*args, **kwargs):
+        raise Refit
+
+    monkeypatch.setattr(testing, "fit", refit)
+    kwargs = dict(n_sims=N_SIMS, seed=1, path=path, **SBC_SAMPLER)
+    design, spec = sbc_design, MATCHED
+    if change == "sampler":
+        kwargs["draws"] = SBC_SAMPLER["draws"] + 1
+    elif change == "spec":
+        spec = NARROW
+    elif change == "fit_spec":
+        kwargs["fit_spec"] = NARROW
+    elif change == "design":
+        design = sbc_design.select(np.arange(len(sbc_design)) > 0, "one point fewer")
+    else:
+        kwargs["seed"] = 2
+    with pytest.warns(UserWarning, match=f"{N_SIMS} SBC record"), pytest.raises(Refit):
+        testing.sbc(design, spec, **kwargs)
+
+
 def test_sbc_verdict_on_hand_made_ranks():
     uniform = [{"ranks": {"x": r}, "n_ranks": 99, "max_rhat": 1.0, "divergences": 0}
                for r in np.arange(0, 100, 2.5).astype(int)]
@@ -101,11 +130,17 @@ def test_sbc_verdict_on_hand_made_ranks():
 
 
 # -- posterior predictive check and bayeslaw check -----------------------------------------
+def matched_data():
+    """The SBC design's points with losses simulated from the matched spec."""
+    frame = design((1e8, 3e8, 1e9), (2, 4, 8), np.geomspace(3e7, 2e10, 8))
+    points = bl.load(frame.assign(loss=3.0)).frame.drop(columns="loss")  # loaded row order
+    frame, _ = simulate(MATCHED, points, DEFAULT_TRUTH, sigma=0.02, seed=4)
+    return bl.load(frame)
+
+
 @pytest.fixture(scope="session")
-def matched_and_narrow(sbc_design, tmp_path_factory):
-    frame, _ = simulate(MATCHED, sbc_design.frame.drop(columns="loss"), DEFAULT_TRUTH,
-                        sigma=0.02, seed=4)
-    data = bl.load(frame)
+def matched_and_narrow(tmp_path_factory):
+    data = matched_data()
     out = tmp_path_factory.mktemp("check")
     fits = {}
     for name, spec in (("matched", MATCHED), ("narrow", NARROW)):

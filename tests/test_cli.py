@@ -156,7 +156,7 @@ def test_plot_command_extends_and_adds_N(tmp_path):
 def test_backtest_command(small_csv, tmp_path, capsys, small_fit):
     out = tmp_path / "bt"
     # 100 draws cannot converge: the warnings name the split, and --strict exits 3 saying why
-    with pytest.warns(ConvergenceWarning, match="split 'prefix:0.5': sampling did not"):
+    with pytest.warns(ConvergenceWarning, match=r"split '(inner )?prefix:0.5': sampling did not"):
         code = main(["backtest", str(small_csv), "--split", "prefix:0.5", "--out", str(out),
                      "--draws", "100", "--tune", "200", "--chains", "2", "--n-boot", "5",
                      "--seed", "2", "--recalibrate", "--strict"])

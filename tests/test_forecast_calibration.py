@@ -1,5 +1,7 @@
 """Held-out calibration of forecasts on data simulated from the model (seeded MCMC)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -11,29 +13,67 @@ from bayeslaw.simulate import looped_sweep
 from .conftest import SAMPLER, SMALL
 
 
-@pytest.fixture(scope="module")
-def half_split():
-    """The small sweep's design with evenly spaced logs; fit on the first half of tokens."""
+def first_half_split():
+    """The small sweep's design with evenly spaced logs, and the mask of each run's first
+    half of tokens."""
     frame, _ = looped_sweep(seed=21, spacing="linear", **SMALL)
     data = bl.load(frame)
-    half = data.frame["D"] <= 0.5 * data.frame.groupby("run")["D"].transform("max")
-    train = data.select(half.to_numpy(), "first half of each curve's tokens")
-    held = data.frame.loc[~half.to_numpy()].reset_index(drop=True)
-    # same runs and levels as the session fit: the compiled model is reused, data swapped
-    result = fit(train, seed=8, thresholds=Thresholds(min_ess=200), **SAMPLER)
-    return result, held
+    half = (data.frame["D"] <= 0.5 * data.frame.groupby("run")["D"].transform("max")).to_numpy()
+    return data, half
 
 
-def test_no_held_out_point_reaches_the_fit(half_split):
-    result, held = half_split
-    fitted = set(zip(result.data.frame["run"], result.data.frame["D"], strict=True))
-    assert not fitted & set(zip(held["run"], held["D"], strict=True))
-    assert len(held) == 9 * 13  # 25 evenly spaced points: 12 up to half the range, 13 after
+def fit_first_half(seed: int):
+    """Fit the first halves, the second halves in the model unobserved (as a backtest does:
+    the same runs and levels as the session fit, so the compiled model is reused).
+
+    Settings: 4 x (2,000 tuning + 1,000 draws).  With 1,000 tuning steps a fresh clone on
+    another machine ended at R-hat 1.016 at 5d06e18; benchmarks/bench_fixtures.py measures
+    the margin over 5 seeds (benchmarks/results/).
+    """
+    data, half = first_half_split()
+    train = data.select(half, "first half of each curve's tokens")
+    held = data.frame.loc[~half].reset_index(drop=True)
+    return fit(train, seed=seed, like=data, thresholds=Thresholds(min_ess=200),
+               **{**SAMPLER, "tune": 2000}), held
 
 
+@pytest.fixture(scope="module")
+def half_split():
+    return fit_first_half(8)
+
+
+@pytest.mark.slow
+def test_no_held_out_loss_reaches_the_fit(monkeypatch):
+    """The real path: held-out losses changed, the backtest refitted with the same seed (and
+    a fresh compile, so no model built from the first data is reused) gives identical draws,
+    hence identical forecasts.  Short chains: identity, not convergence, is the point."""
+    import bayeslaw.fit as fitting
+    from bayeslaw.backtest import backtest
+    from bayeslaw.priors import load_spec
+
+    data, half = first_half_split()
+    frame = data.frame.copy()
+    frame.loc[~half, "loss"] += 0.5
+    moved = bl.load(frame)
+    runs = []
+    for table in (data, moved):
+        monkeypatch.setattr(fitting, "_CACHE", {})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fitting.ConvergenceWarning)
+            runs.append(backtest(table, load_spec(law="looped_total"), "prefix:0.5", seed=3,
+                                 baseline=False, draws=60, tune=60, chains=2))
+    first, second = (r.forecasts["prefix:0.5 / bayeslaw"] for r in runs)
+    for col in ("median", "lower_90", "upper_90"):
+        np.testing.assert_array_equal(first[col].to_numpy(), second[col].to_numpy())
+    # ... while the scores see the moved truth
+    assert runs[1].table.loc[0, "mape"] > runs[0].table.loc[0, "mape"]
+
+
+@pytest.mark.slow
 def test_second_half_forecast_90_band_calibrated(half_split):
     """The 90% predictive band holds 80-97% of the 117 held-out points (issue target)."""
     result, held = half_split
+    assert len(held) == 9 * 13  # 25 evenly spaced points: 12 up to half the range, 13 after
     assert result.diagnostics.max_rhat <= 1.01 and result.diagnostics.divergences == 0
     pred = predict(result, held, seed=0)
     lo, hi = pred.band(0.9)

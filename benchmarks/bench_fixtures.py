@@ -1,0 +1,120 @@
+"""Convergence margin of every MCMC test fixture: each fit rerun with 5 seeds.
+
+A fixture that converges on one machine and not on another is a test that depends on luck.
+Each fixture's fit (same data, spec and sampler settings as in ``tests/``) is run with its own
+seed and four more; the worst R-hat must stay under 1.005, a margin below the 1.01 threshold
+the tests assert, and the table says which fixture misses.
+
+    python benchmarks/bench_fixtures.py --csv benchmarks/results/fixtures_<date>.csv
+    python benchmarks/bench_fixtures.py --only half_split,small_fit --seeds 5
+
+Fits run one after another (never two MCMC jobs at once on a 2-core machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+MARGIN = 1.005
+
+
+def _small_fit(seed):
+    import bayeslaw as bl
+    from bayeslaw.fit import Thresholds, fit
+    from bayeslaw.simulate import looped_sweep
+    from tests.conftest import SAMPLER, SMALL
+
+    frame, _ = looped_sweep(seed=11, **SMALL)
+    return fit(bl.load(frame), seed=seed, thresholds=Thresholds(min_ess=200),
+               **{**SAMPLER, "draws": 2000, "tune": 2000})
+
+
+def _half_split(seed):
+    from tests.test_forecast_calibration import fit_first_half
+
+    return fit_first_half(seed)[0]
+
+
+def _four_depths(seed):
+    from bayeslaw.fit import Thresholds, fit
+    from tests.test_compare import four_depths_data, simple_spec
+
+    return fit(four_depths_data(), simple_spec("looped_total"),
+               thresholds=Thresholds(min_ess=200), seed=seed, draws=1000, tune=1000, chains=4)
+
+
+def _matched(seed):
+    from bayeslaw.fit import fit
+    from tests.test_checks import MATCHED, matched_data
+
+    return fit(matched_data(), MATCHED, seed=seed, draws=1000, tune=1000, chains=4)
+
+
+def _chinchilla(seed):
+    from bayeslaw.fit import fit
+    from bayeslaw.public_data import load_chinchilla
+
+    path = ROOT.parent / "shared" / "data" / "chinchilla_epoch" / "svg_extracted_data.csv"
+    return fit(load_chinchilla(path), law="chinchilla", seed=seed, draws=1000, tune=1000,
+               chains=4)
+
+
+#: name -> (the fixture's own seed, the fit)
+FIXTURES = {
+    "small_fit": (5, _small_fit),
+    "half_split": (8, _half_split),
+    "four_depths": (1, _four_depths),
+    "matched": (2, _matched),
+    "chinchilla": (3, _chinchilla),
+}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default=",".join(FIXTURES))
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--csv", type=Path)
+    args = parser.parse_args(argv)
+    from bayeslaw.fit import ConvergenceWarning
+
+    rows = []
+    for name in args.only.split(","):
+        own, make = FIXTURES[name]
+        for seed in [own, *range(101, 100 + args.seeds)]:
+            start = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)  # judged in the table
+                result = make(seed)
+            d = result.diagnostics
+            rows.append({"fixture": name, "seed": seed, "max_rhat": d.max_rhat,
+                         "worst_rhat_var": d.worst_rhat_var, "min_ess_bulk": d.min_ess_bulk,
+                         "min_ess_tail": d.min_ess_tail, "divergences": d.divergences,
+                         "seconds": time.perf_counter() - start})
+            print(pd.DataFrame(rows[-1:]).to_string(index=False, header=len(rows) == 1,
+                                                    float_format=lambda v: f"{v:.4g}"),
+                  flush=True)
+            if args.csv:
+                frame = pd.DataFrame(rows)
+                frame.to_csv(args.csv, index=False)
+    table = pd.DataFrame(rows)
+    worst = table.groupby("fixture", sort=False).agg(
+        worst_rhat=("max_rhat", "max"), min_ess=("min_ess_bulk", "min"),
+        divergent_seeds=("divergences", lambda v: int(np.sum(v > 0))),
+        seconds=("seconds", "mean"))
+    worst["margin_ok"] = worst["worst_rhat"] < MARGIN
+    print(worst.to_string(float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
