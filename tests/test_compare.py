@@ -214,3 +214,12 @@ def test_exact_refits_replace_the_worst_k_points(four_depths):
     # within Monte Carlo error of a 1,000-draw posterior
     assert khat.max() < cp.K_THRESHOLD
     assert np.abs(exact - loo_i[worst]).max() < 0.5
+    # ... and the refit really left the point out: its density falls visibly below the
+    # in-sample one, by about what PSIS estimates (a refit that kept the point would sit at
+    # the in-sample value)
+    from bayeslaw.metrics import pointwise_lpd
+    from bayeslaw.predict import log_likelihood
+
+    in_sample = pointwise_lpd(log_likelihood(true, true.data.frame.iloc[worst]))
+    print("in-sample", in_sample, "exact", exact, "psis", loo_i[worst])
+    assert (in_sample - exact > 0.0).all()
