@@ -380,7 +380,7 @@ def table_notes(table: pd.DataFrame) -> list[str]:
     if "method" in table and (table["method"] == "bayeslaw, recalibrated").any():
         notes.append("'bayeslaw, recalibrated' rows have no epistemic columns (NaN): a "
                      "recalibration maps predictive draws only")
-    if "converged" in table:
+    if "boot_unconverged" in table:  # baseline rows ("converged" is every method's column)
         base = table[table["method"] == "baseline"]
         bad = base[~base["converged"].astype(bool) | (base["boot_unconverged"] > 0)]
         for _, row in bad.iterrows():

@@ -110,6 +110,8 @@ class CheckResult:
         """The figure behind the verdict; returns the matplotlib Figure."""
         import matplotlib.pyplot as plt
 
+        from .plots import log_ticks
+
         if self.name == "sbc":
             return plot_sbc(self)
         fig = ax.figure if ax is not None else plt.subplots(figsize=(6, 3.5))[0]
@@ -128,6 +130,7 @@ class CheckResult:
             ax.plot(d["truth"], y, "x", color="C3", label="truth")
             ax.set_yticks(y, d.index)
             ax.set_xscale("log")
+            log_ticks(ax.xaxis)
             ax.legend()
         else:  # convergence
             ax.barh(d.index, d["r_hat"], color="0.6")

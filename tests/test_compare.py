@@ -221,5 +221,8 @@ def test_exact_refits_replace_the_worst_k_points(four_depths):
     from bayeslaw.predict import log_likelihood
 
     in_sample = pointwise_lpd(log_likelihood(true, true.data.frame.iloc[worst]))
-    print("in-sample", in_sample, "exact", exact, "psis", loo_i[worst])
-    assert (in_sample - exact > 0.0).all()
+    # measured when written: in-sample 3.349 / 2.432, exact 3.307 / 2.068, PSIS 3.306 / 2.095:
+    # the drop from the in-sample density is what PSIS estimates, to well within half of it
+    optimism = in_sample - loo_i[worst]
+    assert (optimism > 0.02).all(), optimism
+    assert (np.abs(exact - loo_i[worst]) < 0.5 * optimism).all(), (exact, loo_i[worst])
