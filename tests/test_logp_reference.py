@@ -1,0 +1,46 @@
+"""The model's log density and gradient reproduce the stored reference of every shipped spec.
+
+``tests/data/logp_reference.json`` was computed at 5d06e18 (``tests/data/make_logp_reference.py``:
+each entry stores the spec, the data and a point in unconstrained coordinates), before any
+rewrite of the graph for speed: a cheaper graph must be the same model, to rtol 1e-9.  No
+sampling; each spec's model is compiled once (C backend).
+"""
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayeslaw as bl
+from bayeslaw.model import LossModel
+from bayeslaw.priors import ModelSpec, available_specs
+
+REFERENCE = json.loads((Path(__file__).parent / "data" / "logp_reference.json").read_text())
+
+
+def test_every_shipped_spec_has_a_reference():
+    assert {e.split("@")[0] for e in REFERENCE} == set(available_specs())
+
+
+@pytest.mark.parametrize("entry", sorted(REFERENCE))
+def test_logp_and_gradient_match_the_reference(entry):
+    ref = REFERENCE[entry]
+    spec = ModelSpec.from_dict(ref["spec"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # PyTensor's BLAS notice
+        model = LossModel(spec, bl.load(pd.DataFrame(ref["data"]))).model
+        point = {k: np.asarray(v, float) for k, v in ref["point"].items()}
+        assert set(point) == {v.name for v in model.value_vars}
+        logp = float(model.compile_logp()(point))
+        flat = np.asarray(model.compile_dlogp()(point), float)
+    np.testing.assert_allclose(logp, ref["logp"], rtol=1e-9)
+    at = 0
+    for var in model.value_vars:
+        size = int(np.size(point[var.name]))
+        np.testing.assert_allclose(flat[at:at + size], np.ravel(ref["grad"][var.name]),
+                                   rtol=1e-9, atol=1e-9 * max(1.0, abs(ref["logp"])),
+                                   err_msg=f"{entry}: gradient of {var.name}")
+        at += size
