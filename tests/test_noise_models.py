@@ -229,6 +229,21 @@ def fixed_fit(spec: ModelSpec, data, seed: int, draws: int = 400):
     return Fit(idata=az.InferenceData(posterior=post), spec=spec, data=data, provenance={})
 
 
+def _walk_process(truth, data):
+    """The law's value and each point's innovation sd given its run's previous point, for the
+    one draw of ``truth`` (a walk+hurst spec), written out from ``walk_variance``."""
+    frame = data.frame
+    mu = mean_draws(truth, frame, np.random.default_rng(0))[0]  # (no new level: rng unused)
+    sigma = truth.draws("sigma_run")[0][data.run_index]
+    prev, first = previous_rows(frame["run"].to_numpy())
+    log_d = np.log(frame["D"].to_numpy())
+    sd = np.sqrt(sigma**2 + walk_variance(np, log_d, log_d[prev], 1.0 - first,
+                                          truth.draws("walk")[0], truth.draws("walk_start")[0],
+                                          np.log(truth.spec.reference["D"]),
+                                          truth.draws("walk_hurst")[0]))
+    return mu, sd, prev, first
+
+
 def test_walk_forecast_of_the_next_point_is_calibrated(curves):
     """Data simulated from the walk model itself, with known parameters (every posterior draw
     equal to one prior draw): the 90% band for each run's next point, from its logged points,
@@ -241,14 +256,7 @@ def test_walk_forecast_of_the_next_point_is_calibrated(curves):
     truth = fixed_fit(spec, curves, seed=11)
     frame = curves.frame
     rng = np.random.default_rng(12)
-    mu = mean_draws(truth, frame, rng)[0]
-    sigma = truth.draws("sigma_run")[0][curves.run_index]
-    prev, first = previous_rows(frame["run"].to_numpy())
-    log_d = np.log(frame["D"].to_numpy())
-    sd = np.sqrt(sigma**2 + walk_variance(np, log_d, log_d[prev], 1.0 - first,
-                                          truth.draws("walk")[0], truth.draws("walk_start")[0],
-                                          np.log(spec.reference["D"]),
-                                          truth.draws("walk_hurst")[0]))
+    mu, sd, prev, first = _walk_process(truth, curves)
     last = np.r_[first[1:] == 1, True]  # each run's last row
     inside = []
     for _ in range(200):
@@ -421,14 +429,7 @@ def _simulate_by_hand(truth, data, rng):
     """Losses from the one draw of ``truth`` (a walk+hurst spec), the walk written out as in
     test_walk_forecast_of_the_next_point_is_calibrated: independent of bayeslaw's simulator."""
     frame = data.frame
-    mu = mean_draws(truth, frame, rng)[0]
-    sigma = truth.draws("sigma_run")[0][data.run_index]
-    prev, first = previous_rows(frame["run"].to_numpy())
-    log_d = np.log(frame["D"].to_numpy())
-    sd = np.sqrt(sigma**2 + walk_variance(np, log_d, log_d[prev], 1.0 - first,
-                                          truth.draws("walk")[0], truth.draws("walk_start")[0],
-                                          np.log(truth.spec.reference["D"]),
-                                          truth.draws("walk_hurst")[0]))
+    mu, sd, prev, first = _walk_process(truth, data)
     e = np.zeros(len(frame))
     for i in range(len(frame)):
         e[i] = (0.0 if first[i] else e[prev[i]]) + sd[i] * rng.standard_normal()
