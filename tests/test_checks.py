@@ -64,6 +64,7 @@ def sbc_runs(sbc_design, tmp_path_factory):
     return matched, narrow, path
 
 
+@pytest.mark.slow
 def test_reduced_sbc_passes_the_matched_model_and_catches_a_narrow_one(sbc_runs):
     matched, narrow, _ = sbc_runs
     assert matched.passed, str(matched)
@@ -200,6 +201,7 @@ def test_assert_converged_names_the_failure(stored_fit):
     assert result.plot().axes
 
 
+@pytest.mark.slow
 def test_recovery_of_a_matched_fit(matched_and_narrow):
     fits, _ = matched_and_narrow
     result = testing.recovery(fits["matched"], seed=3, draws=1000, tune=1000, chains=4)

@@ -153,6 +153,7 @@ def test_plot_command_extends_and_adds_N(tmp_path):
     assert text.lstrip().startswith("<?xml") and "T_m = 8, N = 3B" in text
 
 
+@pytest.mark.slow
 def test_backtest_command(small_csv, tmp_path, capsys, small_fit):
     out = tmp_path / "bt"
     # 100 draws cannot converge: the warnings name the split, and --strict exits 3 saying why

@@ -192,6 +192,7 @@ def four_depths():
     return data, fits
 
 
+@pytest.mark.slow
 def test_grouped_kfold_over_T_m_ranks_the_true_law_first(four_depths):
     _, fits = four_depths
     result = cp.compare(fits, method="kfold", group="T_m", seed=1)
@@ -204,6 +205,7 @@ def test_grouped_kfold_over_T_m_ranks_the_true_law_first(four_depths):
     assert (wrong["elpd_diff"] > 2 * wrong["dse"]).all(), repr(result)
 
 
+@pytest.mark.slow
 def test_exact_refits_replace_the_worst_k_points(four_depths):
     _, fits = four_depths
     true = fits["looped_total"]

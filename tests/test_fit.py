@@ -11,6 +11,7 @@ from bayeslaw.fit import ConvergenceWarning, Fit, Thresholds, fit
 from bayeslaw.simulate import DEFAULT_TRUTH
 
 
+@pytest.mark.slow
 def test_recovery_truth_inside_94_interval(small_fit):
     """Every true coefficient of the simulated 3 x 3 sweep lies in its central 94% interval."""
     table = small_fit.summary()

@@ -70,6 +70,7 @@ def test_loader_rejects_wrong_file(tmp_path):
         load_misfitting(bad)
 
 
+@pytest.mark.slow
 def test_chinchilla_replication_contains_epoch_refit(chinchilla):
     """The posterior's 90% intervals contain Epoch AI's published refit (Besiroglu 2024)."""
     result = fit(chinchilla, law="chinchilla", seed=3, draws=1000, tune=1000, chains=4)
