@@ -32,11 +32,11 @@ def _small_fit(seed):
     import bayeslaw as bl
     from bayeslaw.fit import Thresholds, fit
     from bayeslaw.simulate import looped_sweep
-    from tests.conftest import SAMPLER, SMALL
+    from tests.conftest import SMALL, SMALL_FIT_SAMPLER
 
     frame, _ = looped_sweep(seed=11, **SMALL)
     return fit(bl.load(frame), seed=seed, thresholds=Thresholds(min_ess=200),
-               **{**SAMPLER, "draws": 2000, "tune": 2000})
+               **SMALL_FIT_SAMPLER)
 
 
 def _half_split(seed):
@@ -50,14 +50,14 @@ def _four_depths(seed):
     from tests.test_compare import four_depths_data, simple_spec
 
     return fit(four_depths_data(), simple_spec("looped_total"),
-               thresholds=Thresholds(min_ess=200), seed=seed, draws=1000, tune=1000, chains=4)
+               thresholds=Thresholds(min_ess=200), seed=seed, draws=3000, tune=1000, chains=4)
 
 
 def _matched(seed):
     from bayeslaw.fit import fit
     from tests.test_checks import MATCHED, matched_data
 
-    return fit(matched_data(), MATCHED, seed=seed, draws=1000, tune=1000, chains=4)
+    return fit(matched_data(), MATCHED, seed=seed, draws=4000, tune=1000, chains=4)
 
 
 def _chinchilla(seed):
