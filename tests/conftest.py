@@ -61,7 +61,7 @@ def small_fit(small_sweep):
     """24,000 draws of the small sweep; ESS >= 200 keeps its 94% bounds and R-hat stable.
 
     With 1,000 tuning steps and 4 x 1,000 draws a fresh clone on another machine ended at
-    R-hat 1.015 (``beta_by_T_m``, at 195eaae); 2,000 + 2,000 reached 1.008 at this seed
+    R-hat 1.015 (``beta_by_T_m``, at 195eaae); 2,000 + 2,000 reached 1.0075 at this seed
     (``benchmarks/results/fixtures_before_2026-12-01.csv``), short of the 1.005 margin over 5
     seeds that ``benchmarks/bench_fixtures.py`` measures: 1,000 + 6,000 (ESS about 3x).
     """

@@ -150,7 +150,7 @@ def matched_and_narrow(tmp_path_factory):
         with quiet:
             if name == "narrow":
                 warnings.simplefilter("ignore", ConvergenceWarning)
-            # the matched fit: 4,000 draws; with 1,000 its R-hat reached 1.009 over 5 seeds
+            # the matched fit: 4,000 draws; with 1,000 its R-hat reached 1.0093 over 5 seeds
             # (benchmarks/results/fixtures_before_2026-12-01.csv), short of the 1.005 margin
             draws = 4000 if name == "matched" else 1000
             fits[name] = fit(data, spec, seed=2, draws=draws, tune=1000, chains=4)

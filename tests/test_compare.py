@@ -182,8 +182,8 @@ def four_depths():
     # the ranking needs a sound posterior, not a precise one: ESS >= 200. With 500 draws the
     # looped law ended at R-hat 1.010-1.016 (seeds 1, 2; at 02b0337), too close to the 1.01
     # threshold
-    # the true law: 3,000 draws (1,000 reached R-hat 1.005 over 5 seeds, at the margin:
-    # benchmarks/results/fixtures_before_2026-12-01.csv)
+    # the true law: 3,000 draws (1,000 reached R-hat 1.0046 over 5 seeds, 0.0004 from the
+    # 1.005 margin: benchmarks/results/fixtures_before_2026-12-01.csv)
     fits = {"looped_total": fit(data, simple_spec("looped_total"),
                                 thresholds=Thresholds(min_ess=200), **{**kw, "draws": 3000})}
     with warnings.catch_warnings():
