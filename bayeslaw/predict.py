@@ -48,9 +48,18 @@ def _level_draws(fit: Fit, name: str, group: str, values: np.ndarray, sd: np.nda
                  rng: np.random.Generator) -> np.ndarray:
     """Effect draws ``(S, n)`` for row levels ``values``; new levels from the population."""
     fitted = np.asarray(fit.idata.posterior[name][level_dim(group)].values)
-    eff = fit.draws(name)  # (S, K)
+    return _by_label(fitted.tolist(), fit.draws(name), values, sd, rng)
+
+
+def _by_label(labels: list, eff: np.ndarray, values: np.ndarray, sd: np.ndarray,
+              rng: np.random.Generator) -> np.ndarray:
+    """Draws ``(S, n)`` of each row's level, looked up by label.
+
+    Column ``labels.index(v)`` of ``eff`` for a row of level ``v``, or ``sd * z`` (one fresh
+    ``z`` per new level and draw) for a level not in ``labels``.
+    """
     out = np.empty((eff.shape[0], len(values)))
-    lookup = {level: i for i, level in enumerate(fitted.tolist())}
+    lookup = {level: i for i, level in enumerate(labels)}
     for level in pd.unique(values):
         rows = values == level
         if level in lookup:
@@ -141,14 +150,8 @@ def _base_scale(fit: Fit, table: pd.DataFrame, rng: np.random.Generator) -> np.n
         raise FitFileError("this fit file predates the per-level noise deviations "
                            "('sigma_log_dev') that a noise scale by "
                            f"{lk.sigma_by!r} needs: refit with this version of bayeslaw")
-    per_run = dict(zip(_model_runs(fit).tolist(), np.log(fit.draws("sigma_run")
-                                                          / sigma).T, strict=True))
-    dev = np.empty((len(sigma), len(table)))
-    for level in pd.unique(values):
-        known = per_run.get(level)
-        dev[:, values == level] = (known if known is not None
-                                   else spread * rng.standard_normal(len(sigma)))[:, None]
-    return sigma * np.exp(dev)
+    dev = np.log(fit.draws("sigma_run") / sigma)
+    return sigma * np.exp(_by_label(_model_runs(fit).tolist(), dev, values, spread, rng))
 
 
 def walk_bridge(x_logged: np.ndarray, e_logged: np.ndarray, x: np.ndarray, tau: np.ndarray,
