@@ -287,9 +287,18 @@ def sample_prior_predictive(data: LossData,
     """
     import pymc as pm
 
+    import xarray as xr
+
     model = get_model(resolve_spec(spec, law=law, columns=data.columns), data)
     with model.model:
-        return pm.sample_prior_predictive(draws=draws, random_seed=seed)
+        idata = pm.sample_prior_predictive(draws=draws, random_seed=seed)
+    # the graph draws each run's curve in its padded (run, pos) layout: back to data rows
+    padded = idata.prior_predictive["loss"]
+    flat = model.flatten(padded.values, data)
+    idata.prior_predictive["loss"] = xr.DataArray(
+        flat, dims=("chain", "draw", "obs"),
+        coords={"chain": padded.chain, "draw": padded.draw, "obs": np.arange(len(data))})
+    return idata
 
 
 @dataclass(repr=False)

@@ -37,8 +37,12 @@ from .priors import ModelSpec
 
 
 def cov_data_name(cov: str) -> str:
-    """Name of the ``pm.Data`` container of a covariate (``N_obs``, ``T_m_obs``, ``P_obs``)."""
-    return f"{cov}_obs"
+    """Name of the ``pm.Data`` container of a covariate.
+
+    ``D_log`` holds ``log(D / D_ref)`` per point; every other covariate is one value per run
+    (``N_run``, ``T_m_run``, ``P_run``, ``horizon_run``).
+    """
+    return "D_log" if cov == C.D else f"{cov}_run"
 
 
 def previous_rows(runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -272,32 +276,85 @@ class LossModel:
         return bool(self.centered) and all(v.any() for v in self.centered.values())
 
     # ------------------------------------------------------------------------------------
-    def data_values(self, data: LossData) -> dict[str, np.ndarray]:
-        """Values of every ``pm.Data`` container for ``data``.
+    def layout(self, data: LossData) -> tuple[np.ndarray, np.ndarray, int]:
+        """Where each row of ``data`` sits in the model's run-major layout.
 
-        ``data`` may be a row subset of the data the model was built from (a training split):
-        runs without observations keep their parameters in the model, where they are drawn
-        from the population - exactly what a forecast for a held-out run needs.
+        Returns each row's run (index into :attr:`Structure.runs`), its position along the
+        run's curve and the width ``L`` of the layout (the most rows of any run, at least 1).
+        Observations are held as a ``(runs, L)`` matrix padded at the end of each run, so
+        that terms constant within a run are computed once per run and broadcast, and a
+        run's sum over its points needs no scatter.
         """
         index = {r: i for i, r in enumerate(self.structure.runs)}
         unknown = [r for r in data.runs if r not in index]
         if unknown:
             raise SpecError(f"run(s) {unknown[:3]} are not in the compiled model; build a "
                             "LossModel from data that include them")
-        vals = {cov_data_name(c): data.values(c).astype(float)
-                for c in self.spec.law_obj.covariates}
-        vals["run_idx"] = np.array([index[r] for r in data.frame[C.RUN]], dtype="int64")
-        vals["loss_obs"] = data.values(C.LOSS).astype(float)
+        runs = data.frame[C.RUN].to_numpy()
+        rows = np.array([index[r] for r in runs], dtype="int64")
+        first = np.ones(len(runs), bool)
+        first[1:] = runs[1:] != runs[:-1]
+        start = np.maximum.accumulate(np.where(first, np.arange(len(runs)), 0))
+        pos = np.arange(len(runs)) - start
+        return rows, pos.astype("int64"), int(pos.max(initial=0)) + 1
+
+    def flatten(self, values: np.ndarray, data: LossData) -> np.ndarray:
+        """Values laid out as ``(..., runs, L)`` (a prior predictive draw) -> ``(..., rows)``."""
+        rows, pos, _ = self.layout(data)
+        return np.asarray(values)[..., rows, pos]
+
+    def run_sums(self, pointwise: np.ndarray, data: LossData) -> np.ndarray:
+        """Per-row values ``(..., rows)`` summed into the model's runs ``(..., runs)``.
+
+        The graph's ``loss`` is one draw per run's curve, so its log density is per run: this
+        puts a pointwise log-likelihood on the same footing (a run without rows sums to 0).
+        """
+        rows, _, _ = self.layout(data)
+        pointwise = np.asarray(pointwise)
+        out = np.zeros((*pointwise.shape[:-1], len(self.structure.runs)))
+        np.add.at(out, (..., rows), pointwise)
+        return out
+
+    def data_values(self, data: LossData) -> dict[str, np.ndarray]:
+        """Values of every ``pm.Data`` container for ``data``.
+
+        ``data`` may be a row subset of the data the model was built from (a training split):
+        runs without observations keep their parameters in the model, where they are drawn
+        from the population - exactly what a forecast for a held-out run needs.  Their
+        covariates are those of the data the model was built from (they have no points, so
+        they enter no likelihood term).
+        """
+        rows, pos, width = self.layout(data)
+        n_runs = len(self.structure.runs)
+        vals: dict[str, np.ndarray] = {}
+        for c in self._run_covariates:
+            per_run = self._built_run_values[c].copy()
+            per_run[rows] = data.values(c)
+            vals[cov_data_name(c)] = per_run
+
+        def padded(column: np.ndarray) -> np.ndarray:
+            out = np.zeros((n_runs, width))
+            out[rows, pos] = column
+            return out
+
+        mask = padded(np.ones(len(rows)))
+        vals["mask"] = mask
+        vals["loss_obs"] = padded(data.values(C.LOSS))
+        if self._uses_D:
+            vals[cov_data_name(C.D)] = padded(np.log(data.values(C.D) / self._D_ref))
         if self.spec.likelihood.ar1 is not None or self.spec.likelihood.walk is not None:
-            vals["prev_idx"], vals["is_first"] = previous_rows(data.frame[C.RUN].to_numpy())
+            follows = mask.copy()
+            follows[:, 0] = 0.0
+            vals["follows"] = follows
         return vals
 
     def set_data(self, data: LossData) -> None:
         """Swap the observations in the PyMC model (a row subset of its structure data)."""
         import pymc as pm
 
+        values = self.data_values(data)
         with self.model:
-            pm.set_data(self.data_values(data), coords={"obs": np.arange(len(data))})
+            pm.set_data(values, coords={"pos": np.arange(values["mask"].shape[1])})
 
     # ------------------------------------------------------------------------------------
     def _build(self, data: LossData) -> Any:
@@ -305,18 +362,36 @@ class LossModel:
         import pytensor.tensor as pt
 
         spec, law = self.spec, self.spec.law_obj
-        coords: dict[str, Any] = {"obs": np.arange(len(data)), "run": data.runs.tolist()}
+        lk = spec.likelihood
+        self._uses_D = C.D in law.covariates or lk.sigma_decay is not None or lk.walk is not None
+        self._D_ref = float(spec.reference.get(C.D, 1.0))
+        self._run_covariates = tuple(c for c in law.covariates if c != C.D)
+        table = data.run_table()
+        self._built_run_values = {c: table[c].to_numpy(dtype=float) for c in
+                                  self._run_covariates}
+        values = self.data_values(data)
+        coords: dict[str, Any] = {"run": data.runs.tolist(),
+                                  "pos": np.arange(values["mask"].shape[1])}
         codes: dict[str, np.ndarray] = {}
         for g in groups_of(spec):
             levels, codes[g] = data.levels(g)
             coords.setdefault(level_dim(g), levels.tolist())
         n_runs = len(data.runs)
         with pm.Model(coords=coords) as model:
-            values = self.data_values(data)
-            cov = {c: pm.Data(cov_data_name(c), values[cov_data_name(c)], dims="obs")
-                   for c in law.covariates}
-            run_idx = pm.Data("run_idx", values["run_idx"], dims="obs")
-            loss_obs = pm.Data("loss_obs", values["loss_obs"], dims="obs")
+            # run-level covariates are one value per run, broadcast along the curve (R, 1);
+            # D enters as log(D / D_ref) per point (R, L): the law's log of D then simplifies
+            # away instead of being taken at every evaluation
+            cov: dict[str, Any] = {
+                c: pm.Data(cov_data_name(c), values[cov_data_name(c)], dims="run")[:, None]
+                for c in self._run_covariates}
+            mask = pm.Data("mask", values["mask"], dims=("run", "pos"))
+            loss_obs = pm.Data("loss_obs", values["loss_obs"], dims=("run", "pos"))
+            log_d = None
+            if self._uses_D:
+                log_d = pm.Data(cov_data_name(C.D), values[cov_data_name(C.D)],
+                                dims=("run", "pos"))
+                if C.D in law.covariates:
+                    cov[C.D] = self._D_ref * pt.exp(log_d)
             theta: dict[str, Any] = {}
             scalars: dict[str, Any] = {}
             split = tuple(spec.sampler.get("sum_split", ()))
@@ -343,46 +418,41 @@ class LossModel:
                     eta = eta + eff[codes[e.group]]
                 per_run = pt.exp(eta) if p.link == "log" else eta
                 per_run = pm.Deterministic(f"{p.name}_run", per_run, dims="run")
-                theta[p.name] = per_run[run_idx]
+                theta[p.name] = per_run[:, None]
             for name, value in law.natural(scalars, spec.reference).items():
                 pm.Deterministic(name, value)
             mu = law(pt, cov, theta, spec.reference)
-            sigma = pt.ones_like(mu) * self._noise(pm, pt, data, codes, run_idx)
-            lk = spec.likelihood
+            if mu.type.broadcastable[-1] or mu.ndim < 2:  # no per-point covariate
+                mu = pt.broadcast_to(mu, loss_obs.shape)
+            sigma = self._noise(pm, pt, codes)
             if lk.sigma_decay is not None:
                 decay = lk.sigma_decay.create("sigma_decay")
-                sigma = sigma * pt.exp(-decay * pt.log(cov[C.D] / spec.reference[C.D]))
+                sigma = _per_point(pt, sigma) * pt.exp(-decay * log_d)
             if lk.sigma_relative:  # a fraction of the law's value: noise on log-loss
-                sigma = sigma * mu
+                sigma = _per_point(pt, sigma) * mu
             loc = mu
             if lk.ar1 is not None or lk.walk is not None:  # the run's previous point
-                prev = pm.Data("prev_idx", values["prev_idx"], dims="obs")
-                follows = 1.0 - pm.Data("is_first", values["is_first"], dims="obs")
+                follows = pm.Data("follows", values["follows"], dims=("run", "pos"))
             if lk.ar1 is not None:  # conditional on the previous point of the run
                 phi = lk.ar1.create("ar1")
-                loc = mu + follows * phi * sigma / sigma[prev] * (loss_obs - mu)[prev]
-                sigma = sigma * pt.sqrt(1.0 - follows * phi**2)
+                ratio = (sigma / _previous(pt, sigma) if sigma.ndim == 2 else 1.0)
+                loc = mu + follows * phi * ratio * _previous(pt, loss_obs - mu)
+                sigma = _per_point(pt, sigma) * pt.sqrt(1.0 - follows * phi**2)
             if lk.walk is not None:  # the residual drifts from the run's previous point
-                log_d = pt.log(cov[C.D])
                 hurst = (lk.walk_hurst.create("walk_hurst") if lk.walk_hurst is not None
                          else 0.5)
-                var = walk_variance(pt, log_d, log_d[prev], follows, lk.walk.create("walk"),
-                                    lk.walk_start.create("walk_start"),
-                                    float(np.log(spec.reference[C.D])), hurst)
+                var = walk_variance(pt, log_d, _previous(pt, log_d), follows,
+                                    lk.walk.create("walk"), lk.walk_start.create("walk_start"),
+                                    0.0, hurst)
                 if lk.sigma_relative:
                     var = var * mu**2
-                loc = mu + follows * (loss_obs - mu)[prev]
-                sigma = pt.sqrt(sigma**2 + var)
-            if lk.family == "student_t":
-                nu = lk.nu.create("nu")
-                pm.StudentT("loss", nu=nu, mu=loc, sigma=sigma, observed=loss_obs, dims="obs")
-            else:
-                pm.Normal("loss", mu=loc, sigma=sigma, observed=loss_obs, dims="obs")
+                loc = mu + follows * _previous(pt, loss_obs - mu)
+                sigma = pt.sqrt(_per_point(pt, sigma)**2 + var)
+            curve_likelihood(pm, pt, lk, loc, sigma, mask, loss_obs)
         return model
 
-
-    def _noise(self, pm: Any, pt: Any, data: LossData, codes: dict[str, np.ndarray],
-               run_idx: Any) -> Any:
+    def _noise(self, pm: Any, pt: Any, codes: dict[str, np.ndarray]) -> Any:
+        """The noise scale: a scalar, or one per run (``sigma_run``) with ``sigma_by``."""
         lk = self.spec.likelihood
         sigma = lk.sigma.create("sigma")
         if lk.sigma_by is None:
@@ -392,5 +462,75 @@ class LossModel:
         dev = _group_deviations(pm, pt, "sigma_log_dev", "sigma_z", spread, dim,
                                 self.centered["sigma"])
         per_level = sigma * pt.exp(dev)
-        per_run = pm.Deterministic("sigma_run", per_level[codes[lk.sigma_by]], dims="run")
-        return per_run[run_idx]
+        return pm.Deterministic("sigma_run", per_level[codes[lk.sigma_by]], dims="run")
+
+
+def _per_point(pt: Any, sigma: Any) -> Any:
+    """A noise scale of one value per run ``(R,)`` as a column ``(R, 1)``; others as they are."""
+    return sigma[:, None] if sigma.ndim == 1 else sigma
+
+
+def _previous(pt: Any, x: Any) -> Any:
+    """Each point's previous point along its run's curve (a run's first point: itself)."""
+    return pt.concatenate([x[:, :1], x[:, :-1]], axis=1)
+
+
+def curve_logp(family: str) -> Any:
+    """The log density of each run's curve, written for the run-major layout.
+
+    ``value``, ``loc`` and ``mask`` are ``(R, L)``; ``sigma`` is a scalar, one per run or one
+    per point.  Each run's density is the sum over its (unmasked) points of the Student-t or
+    normal log density; the terms that do not depend on the point (the normalizing constant in
+    ``nu``, the log of a per-run scale) are computed once per run and multiplied by its number
+    of points, not evaluated at every point.
+    """
+    import pytensor.tensor as pt
+    from pytensor.tensor.special import gammaln
+
+    def logp(value: Any, loc: Any, sigma: Any, *rest: Any) -> Any:
+        mask = rest[-1]
+        count = pt.sum(mask, axis=-1)
+        per_point = sigma.ndim == value.ndim
+        z = (value - loc) / (sigma if per_point else sigma[..., None])
+        log_sigma = (pt.sum(mask * pt.log(sigma), axis=-1) if per_point
+                     else count * pt.log(sigma))
+        if family == "student_t":
+            nu = rest[0]
+            const = gammaln((nu + 1.0) / 2.0) - gammaln(nu / 2.0) - 0.5 * pt.log(nu * np.pi)
+            kernel = -(nu + 1.0) / 2.0 * pt.sum(mask * pt.log1p(z * z / nu), axis=-1)
+        else:
+            const = -0.5 * np.log(2.0 * np.pi)
+            kernel = -0.5 * pt.sum(mask * z * z, axis=-1)
+        return count * const - log_sigma + kernel
+
+    return logp
+
+
+def curve_random(family: str) -> Any:
+    """Draws of the curves (numpy): ``loc`` plus Student-t or normal noise of scale ``sigma``."""
+
+    def random(loc: Any, sigma: Any, *rest: Any, rng: Any = None, size: Any = None) -> Any:
+        loc = np.asarray(loc)
+        shape = loc.shape if size is None else (*size, loc.shape[-1])
+        sigma = np.asarray(sigma)
+        scale = sigma if sigma.ndim == loc.ndim else sigma[..., None]
+        noise = (rng.standard_t(np.asarray(rest[0]), size=shape) if family == "student_t"
+                 else rng.standard_normal(size=shape))
+        return np.broadcast_to(loc, shape) + np.broadcast_to(scale, shape) * noise
+
+    return random
+
+
+def curve_likelihood(pm: Any, pt: Any, lk: Any, loc: Any, sigma: Any, mask: Any,
+                     loss_obs: Any) -> Any:
+    """The observed ``loss``, dims ``(run, pos)``: one multivariate draw per run's curve."""
+    params = [loc, sigma]
+    sig = ["(l)", "(l)" if sigma.ndim == 2 else "()"]
+    if lk.family == "student_t":
+        params.append(lk.nu.create("nu"))
+        sig.append("()")
+    params.append(mask)
+    sig.append("(l)")
+    return pm.CustomDist("loss", *params, logp=curve_logp(lk.family),
+                         random=curve_random(lk.family), observed=loss_obs,
+                         signature=",".join(sig) + "->(l)", dims=("run", "pos"))

@@ -16,7 +16,7 @@ import bayeslaw as bl
 from bayeslaw.errors import DataError, SpecError
 from bayeslaw.fit import Fit
 from bayeslaw.laws import LAWS, evaluate, law_for_columns
-from bayeslaw.model import LossModel, check_compatible
+from bayeslaw.model import LossModel, check_compatible, cov_data_name
 from bayeslaw.predict import mean_draws
 from bayeslaw.priors import available_specs, link_width, load_spec
 from bayeslaw.public_data import load_parscale
@@ -223,7 +223,7 @@ def test_default_spec_builds_with_finite_logp(name):
     lm = LossModel(spec, data)
     m = lm.model
     for c in spec.law_obj.covariates:
-        assert f"{c}_obs" in m.named_vars  # one pm.Data container per covariate
+        assert cov_data_name(c) in m.named_vars  # one pm.Data container per covariate
     for n in [*spec.free_params, *spec.law_obj.natural(dict.fromkeys(spec.law_obj.param_names,
                                                                      1.0),
                                                        dict.fromkeys(spec.reference, 1.0))]:

@@ -113,7 +113,13 @@ def test_graph_variables_dims_and_finite_logp(small_data):
     assert not {"t1", "t2", "t3"} & names  # fixed offsets are constants
     assert m.named_vars_to_dims["b_by_N"] == ("N_level",)
     assert list(m.coords["T_m_level"]) == [2.0, 4.0, 8.0]
-    assert len(m.coords["obs"]) == len(small_data)
+    # the run-major layout: one row per run, padded to its longest curve, every point once
+    counts = small_data.frame.groupby("run", sort=False).size()
+    assert len(m.coords["pos"]) == counts.max()
+    mask = m["mask"].get_value()
+    np.testing.assert_array_equal(mask.sum(axis=1), counts.reindex(small_data.runs).to_numpy())
+    np.testing.assert_array_equal(lm.flatten(m["loss_obs"].get_value(), small_data),
+                                  small_data.values("loss"))
     ip = m.initial_point()
     logp = m.compile_logp()(ip)
     grad = m.compile_dlogp()(ip)
