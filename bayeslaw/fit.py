@@ -142,7 +142,8 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:
 
 # ---------------------------------------------------------------------------------------
 # compiled-model cache: (spec json, structure) -> (LossModel, nutpie compiled model or None)
-_CACHE: dict[tuple[str, Any], tuple[LossModel, Any]] = {}
+# and, once a warm start has used it, its standardized form (bayeslaw.warmstart.Standardized)
+_CACHE: dict[tuple[str, Any], tuple[Any, ...]] = {}
 
 
 def _cache_key(spec: ModelSpec, like: LossData, data: LossData) -> tuple[Any, ...]:
@@ -183,42 +184,89 @@ def _nutpie_compiled(spec: ModelSpec, data: LossData, like: LossData | None
     compiled = _CACHE[key][1]
     if compiled is None:
         compiled = nutpie.compile_pymc_model(model.model)
-        _CACHE[key] = (model, compiled)
+        _CACHE[key] = (model, compiled, *_CACHE[key][2:])
     # containers the law does not use (run_idx without run-level terms) are pruned from the
     # compiled graph: pass only the ones it kept
     values = {k: v for k, v in model.data_values(data).items() if k in compiled.shared_data}
     return model, compiled.with_data(**values)
 
 
+class WarmStartWarning(UserWarning):
+    """The warm start found no usable mode: the chains start from the prior's centre."""
+
+
+def _nutpie_start(spec: ModelSpec, data: LossData, like: LossData | None, compiled: Any,
+                  seed: int, settings: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The compiled model started at the posterior's mode, scaled by its curvature.
+
+    With ``sampler.init = "mode"`` (the default) nutpie samples standardized coordinates
+    around the mode (:mod:`bayeslaw.warmstart`); ``"prior"`` keeps nutpie's own start (the
+    prior's centre, jittered).  Returns the compiled model to sample and the mode (or None).
+    """
+    from .warmstart import Standardized, find_mode
+
+    if settings.get("init", "mode") != "mode":
+        return compiled, None
+    mode = find_mode(compiled, compiled.initial_point_func(int(seed)))
+    if mode is None:
+        warnings.warn("the warm start found no proper mode of the posterior (the optimizer "
+                      "failed, or the curvature is flat along some parameter); the chains "
+                      "start from the prior's centre instead, which needs more tuning. Set "
+                      "sampler.init = \"prior\" to skip the search", WarmStartWarning,
+                      stacklevel=4)
+        return compiled, None
+    key = _cache_key(spec, like if like is not None else data, data)
+    entry = _CACHE[key]
+    if len(entry) < 3:
+        _CACHE[key] = entry = (*entry[:2], Standardized(entry[1]))
+    return entry[2].at(compiled, mode), mode
+
+
 def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: int,
-            progress: bool, like: LossData | None = None) -> Any:
+            progress: bool, like: LossData | None = None) -> tuple[Any, dict[str, Any]]:
+    """Sample; returns the ``InferenceData`` and what the sampler did (timings, steps)."""
+    import time
+
     backend = settings["backend"]
+    info: dict[str, Any] = {}
     if backend == "nutpie":
         import nutpie
 
+        t0 = time.perf_counter()
         model, compiled = _nutpie_compiled(spec, data, like)
+        t1 = time.perf_counter()
+        compiled, start = _nutpie_start(spec, data, like, compiled, seed, settings)
+        t2 = time.perf_counter()
         low_rank = settings.get("low_rank", "auto")
         if low_rank == "auto":
             low_rank = model.prefers_low_rank
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)  # nutpie/arviz deprecations
-            return nutpie.sample(
-                compiled, draws=int(settings["draws"]), tune=int(settings["tune"]),
-                chains=int(settings["chains"]), seed=int(seed), progress_bar=progress,
-                save_warmup=False,
-                target_accept=float(settings["target_accept"]),
-                low_rank_modified_mass_matrix=bool(low_rank),
-            )
+        idata = nutpie.sample(
+            compiled, draws=int(settings["draws"]), tune=int(settings["tune"]),
+            chains=int(settings["chains"]), seed=int(seed), progress_bar=progress,
+            save_warmup=True, target_accept=float(settings["target_accept"]),
+            low_rank_modified_mass_matrix=bool(low_rank))
+        t3 = time.perf_counter()
+        warm = idata.warmup_sample_stats["n_steps"].values
+        info = {"compile_s": t1 - t0, "start_s": t2 - t1, "sample_s": t3 - t2,
+                "warm_start": start is not None,
+                "start_evaluations": 0 if start is None else start.evaluations,
+                "tune_steps": int(warm.sum()),
+                "draw_steps": int(idata.sample_stats["n_steps"].values.sum())}
+        for group in [g for g in idata.groups() if g.startswith("warmup")]:
+            del idata[group]
+        return idata, info
     import pymc as pm
 
     model = get_model(spec, data, like)
+    t0 = time.perf_counter()
     with model.model:
-        return pm.sample(
+        idata = pm.sample(
             draws=int(settings["draws"]), tune=int(settings["tune"]),
             chains=int(settings["chains"]), cores=min(int(settings["chains"]), 2),
             random_seed=int(seed), progressbar=progress,
             target_accept=float(settings["target_accept"]), compute_convergence_checks=False,
         )
+    return idata, {"sample_s": time.perf_counter() - t0}
 
 
 def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None = None, *,
@@ -262,13 +310,13 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     settings = {**spec.sampler, **overrides}
     if settings["backend"] not in ("nutpie", "pymc"):
         raise SpecError(f"backend must be 'nutpie' or 'pymc', got {settings['backend']!r}")
-    idata = _sample(spec, data, settings, seed, progress, like)
+    idata, sampled = _sample(spec, data, settings, seed, progress, like)
     for group in ("observed_data", "constant_data", "log_likelihood"):
         if group in idata.groups():
             del idata[group]
     provenance = {"seed": int(seed), "sampler": settings, "source": data.source,
                   "sha256": data.sha256, "notes": list(data.notes),
-                  "bayeslaw_version": __version__}
+                  "bayeslaw_version": __version__, "sampling": sampled}
     result = Fit(idata=idata, spec=spec, data=data, provenance=provenance,
                  thresholds=thresholds or Thresholds())
     result.attach_log_likelihood()

@@ -40,7 +40,7 @@ _REQUIRED: dict[str, frozenset[str]] = {
 #: Keys of an ``[[effects]]`` entry and of ``[sampler]``.
 EFFECT_KEYS = frozenset({"param", "group", "pooling", "scale", "centered"})
 SAMPLER_KEYS = frozenset({"draws", "tune", "chains", "target_accept", "backend", "low_rank",
-                          "sum_split"})
+                          "sum_split", "init"})
 #: Distributions a spec may name, with the parameters each accepts.
 _DISTS: dict[str, frozenset[str]] = {
     "Normal": frozenset({"mu", "sigma"}),
@@ -593,6 +593,9 @@ def _parse(d: Mapping[str, Any]) -> ModelSpec:
     sampler = {"draws": C.DEFAULT_DRAWS, "tune": C.DEFAULT_TUNE, "chains": C.DEFAULT_CHAINS,
                "target_accept": C.DEFAULT_TARGET_ACCEPT, "backend": "nutpie",
                **d.get("sampler", {})}
+    if sampler.get("init", "mode") not in ("mode", "prior"):
+        raise SpecError(f"sampler.init must be \"mode\" (chains start near the posterior's "
+                        f"mode) or \"prior\" (at the prior's centre), got {sampler['init']!r}")
     if sampler.get("low_rank", "auto") not in ("auto", True, False):
         raise SpecError(f"sampler.low_rank must be true, false or \"auto\", got "
                         f"{sampler['low_rank']!r}")
