@@ -1,0 +1,340 @@
+"""The (spec, table) pairs of the convergence and speed benchmarks.
+
+Each pair is a shipped spec (``models/<spec>.toml``, loaded by name) and a function returning
+a pandas DataFrame in bayeslaw's tidy layout (``run``, ``N``, ``D``, ``loss`` and what the
+spec's law needs: ``T_m``, ``P``, ``horizon``, ``peak_lr``, ``dataset``).  The frames are built
+with pandas and numpy only, never with bayeslaw's loaders, so that the same frame can be fed to
+an older bayeslaw (``benchmarks/bench_speed.py`` runs commit 5d06e18 side by side with the
+current code); where a loader of ``bayeslaw.public_data`` exists, its transformations are
+reimplemented here (the check below compares the two).
+
+Tables:
+
+* ``bundled``: ``bayeslaw/datasets/looped_sweep.csv`` (simulated looped-LM sweep);
+* ``chinchilla_epoch``, ``misfitting``, ``parscale``, ``formll_*``, ``colpret_gpt3``: the
+  public data sets in ``../shared/data`` (each folder's README.txt gives source, licence and
+  columns).  A missing folder raises ``FileNotFoundError`` naming it when the table is built;
+  importing this module needs none of them.
+
+``misfitting`` is the scope the curve specs were chosen and measured on (their header comments
+and ``benchmarks/bench_backtest.py``): checkpoints past 10% of their run and past 1e9 tokens,
+at most 12 per run, log-spaced in D with the last kept (``load_misfitting(path,
+min_portion=0.1, min_tokens=1e9).thin(12)``): 1,260 points, 151 runs.  ``misfitting_all`` is
+every checkpoint (4,852 rows, duplicate (run, D) rows averaged: 4,816 points, 240 runs), the
+table of the speed benchmark's scaling section (``misfitting_1e9``: the benchmark scope not
+thinned, 3,567 points, its alternative).
+
+Check every table against the current bayeslaw (no sampling; prints points and runs)::
+
+    python benchmarks/pairs.py
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED = ROOT / "bayeslaw" / "datasets" / "looped_sweep.csv"
+#: The shared data folder (``../shared/data`` beside the repository); override with the
+#: environment variable ``BAYESLAW_SHARED_DATA``.
+SHARED = Path(os.environ.get("BAYESLAW_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+#: ParScale data set of the one-data-set specs (parallel_streams, looped_streams, size_only).
+PARSCALE_DATASET = "stack_v2_python"
+#: formll IsoFLOP configurations with a schedule matched to each budget, standard N, val loss.
+FORMLL_CONFIGS = {
+    "rw": "rw|hparams=base|warmup=short|decay=chinchilla|N=standard|loss=val",
+    "owt2": "owt2|hparams=base|warmup=short|decay=chinchilla|N=standard|loss=val",
+}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A shipped spec and the table it is benchmarked on."""
+
+    name: str
+    spec: str
+    load: Callable[[], pd.DataFrame]
+    note: str
+
+
+# -- reading --------------------------------------------------------------------------------
+def _shared(folder: str, file: str) -> Path:
+    """``SHARED/folder/file``, or a clear error naming the folder when it is absent."""
+    path = SHARED / folder / file
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} is missing: the table needs the shared data folder {SHARED / folder} "
+            "(../shared/data beside the repository, or set BAYESLAW_SHARED_DATA)")
+    return path
+
+
+def _require(frame: pd.DataFrame, columns: list[str], path: Path) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{path} lacks column(s) {missing}: is it the right file?")
+
+
+def thin_frame(frame: pd.DataFrame, max_points: int) -> pd.DataFrame:
+    """At most ``max_points`` rows per run, log-spaced in D, each run's last point kept.
+
+    The algorithm of ``bayeslaw.data.LossData.thin``, on a DataFrame (so that an older
+    bayeslaw gets the same rows); returned sorted by run, then D.
+    """
+    if max_points < 2:
+        raise ValueError(f"thin to at least 2 points per run, got {max_points}")
+    frame = frame.sort_values(["run", "D"], kind="stable").reset_index(drop=True)
+    keep = np.zeros(len(frame), dtype=bool)
+    logd_all = np.log(frame["D"].to_numpy(dtype=float))
+    for idx in frame.groupby("run", sort=False).indices.values():
+        if len(idx) <= max_points:
+            keep[idx] = True
+            continue
+        logd = logd_all[idx]
+        chosen, i, last = [0], 0, len(idx) - 1
+        while len(chosen) < max_points - 1:
+            step = (logd[last] - logd[i]) / (max_points - len(chosen))
+            j = max(i + 1, int(np.searchsorted(logd, logd[i] + step)))
+            if j >= last:
+                break
+            chosen.append(j)
+            i = j
+        chosen.append(last)
+        keep[idx[sorted(chosen)]] = True
+    return frame.loc[keep].reset_index(drop=True)
+
+
+def thin_to_points(frame: pd.DataFrame, points: int) -> tuple[pd.DataFrame, int]:
+    """The frame thinned per run (:func:`thin_frame`) to about ``points`` rows in all.
+
+    Returns the frame and the points-per-run cap used: the largest cap whose total does not
+    exceed ``points`` (the whole frame when it has no more rows than that).
+    """
+    if len(frame) <= points:
+        return frame.sort_values(["run", "D"], kind="stable").reset_index(drop=True), 0
+    longest = int(frame.groupby("run").size().max())
+    best = None
+    for cap in range(2, longest + 1):
+        thinned = thin_frame(frame, cap)
+        if len(thinned) > points:
+            break
+        best = (thinned, cap)
+    if best is None:
+        raise ValueError(f"cannot thin {len(frame)} points to {points}: even 2 per run is more")
+    return best
+
+
+# -- tables ---------------------------------------------------------------------------------
+def bundled() -> pd.DataFrame:
+    """The bundled looped-LM sweep (``run, N, D, T_m, loss``)."""
+    return pd.read_csv(BUNDLED)
+
+
+def chinchilla_epoch() -> pd.DataFrame:
+    """Epoch AI's Chinchilla final losses: ``N``, ``D = C / (6 N)``, ``loss``; no run column."""
+    path = _shared("chinchilla_epoch", "svg_extracted_data.csv")
+    raw = pd.read_csv(path)
+    _require(raw, ["Model Size", "Training FLOP", "loss"], path)
+    n = raw["Model Size"].astype(float)
+    return pd.DataFrame({"N": n, "D": raw["Training FLOP"].astype(float) / (6.0 * n),
+                         "loss": raw["loss"].astype(float)})
+
+
+def _misfitting_curves(min_portion: float, min_tokens: float) -> pd.DataFrame:
+    """``load_misfitting(path, min_portion=..., min_tokens=...)`` in pandas."""
+    path = _shared("misfitting", "scaling_results.csv")
+    raw = pd.read_csv(path)
+    _require(raw, ["loss", "N", "D", "model", "current_steps", "total_steps", "peak_lr",
+                   "sweep"], path)
+    run = (raw["model"].astype(str) + "_steps" + raw["total_steps"].astype(str) + "_lr"
+           + raw["peak_lr"].astype(str) + "_" + raw["sweep"].astype(str))
+    tidy = pd.DataFrame({"run": run, "N": raw["N"].astype(float), "D": raw["D"].astype(float),
+                         "loss": raw["loss"].astype(float),
+                         "horizon": raw["D"] * raw["total_steps"] / raw["current_steps"],
+                         "peak_lr": raw["peak_lr"].astype(float),
+                         "model": raw["model"].astype(str)})
+    tidy = tidy.groupby(["run", "D"], as_index=False, sort=False).agg(
+        {"N": "first", "loss": "mean", "horizon": "first", "peak_lr": "first",
+         "model": "first"})
+    # two 250-step runs have a checkpoint at step 256: horizon = their last checkpoint
+    last = tidy.groupby("run")["D"].transform("max")
+    tidy["horizon"] = np.maximum(tidy["horizon"], last)
+    tidy["portion"] = tidy["D"] / tidy["horizon"]
+    if min_portion > 0:
+        tidy = tidy.loc[tidy["portion"] >= min_portion]
+    if min_tokens > 0:
+        tidy = tidy.loc[tidy["D"] >= min_tokens]
+    return tidy.sort_values(["run", "D"], kind="stable").reset_index(drop=True)
+
+
+def misfitting() -> pd.DataFrame:
+    """Misfitting curves, the benchmark scope: past 10% of each run and 1e9 tokens, <= 12/run."""
+    return thin_frame(_misfitting_curves(0.1, 1e9), 12)
+
+
+def misfitting_all() -> pd.DataFrame:
+    """Every misfitting checkpoint (duplicate (run, D) rows averaged)."""
+    return _misfitting_curves(0.0, 0.0)
+
+
+def misfitting_1e9() -> pd.DataFrame:
+    """Every misfitting checkpoint past 10% of its run and 1e9 tokens (not thinned)."""
+    return _misfitting_curves(0.1, 1e9)
+
+
+def parscale(dataset: str | None) -> pd.DataFrame:
+    """ParScale's final losses (``N`` = non-embedding parameters, ``P``, ``dataset``)."""
+    path = _shared("parscale", "parscale_loss_grid.csv")
+    raw = pd.read_csv(path)
+    _require(raw, ["dataset", "P", "params_non_embedding", "loss"], path)
+    tidy = pd.DataFrame({"N": raw["params_non_embedding"].astype(float),
+                         "P": raw["P"].astype(float), "loss": raw["loss"].astype(float),
+                         "dataset": raw["dataset"].astype(str)})
+    if dataset is not None:
+        known = sorted(tidy["dataset"].unique())
+        if dataset not in known:
+            raise ValueError(f"{path} has no dataset {dataset!r}; it has {known}")
+        tidy = tidy.loc[tidy["dataset"] == dataset]
+    return tidy.reset_index(drop=True)
+
+
+def formll(config: str) -> pd.DataFrame:
+    """One formll IsoFLOP configuration: one row per (budget, size), final losses."""
+    path = _shared("formll_isoflop", "formll_isoflop_points.csv")
+    raw = pd.read_csv(path)
+    _require(raw, ["config", "C", "N", "D", "loss"], path)
+    rows = raw.loc[raw["config"] == config]
+    if rows.empty:
+        raise ValueError(f"{path} has no configuration {config!r}")
+    return pd.DataFrame({"N": rows["N"].astype(float), "D": rows["D"].astype(float),
+                         "loss": rows["loss"].astype(float),
+                         "C": rows["C"].astype(float)}).reset_index(drop=True)
+
+
+def colpret_gpt3() -> pd.DataFrame:
+    """GPT-3 validation curves (ColPret): repeated (run, D) read-offs averaged."""
+    path = _shared("colpret", "colpret_gpt3_curves.csv")
+    raw = pd.read_csv(path)
+    _require(raw, ["run", "N", "D", "loss", "metric", "horizon"], path)
+    val = raw.loc[raw["metric"] == "val"]
+    tidy = val.groupby(["run", "D"], as_index=False, sort=False).agg(
+        {"N": "first", "loss": "mean", "horizon": "first"})
+    return tidy.sort_values(["run", "D"], kind="stable").reset_index(drop=True)
+
+
+#: Tables by name (the part of a pair's name after ``@``; ``misfitting_all`` and
+#: ``misfitting_1e9``, the speed benchmark's scaling tables, are in no pair).
+TABLES: dict[str, Callable[[], pd.DataFrame]] = {
+    "bundled": bundled,
+    "chinchilla_epoch": chinchilla_epoch,
+    **{f"formll_{key}": partial(formll, config) for key, config in FORMLL_CONFIGS.items()},
+    "misfitting": misfitting,
+    "misfitting_all": misfitting_all,
+    "misfitting_1e9": misfitting_1e9,
+    "colpret_gpt3": colpret_gpt3,
+    "parscale": partial(parscale, PARSCALE_DATASET),
+    "parscale_both": partial(parscale, None),
+}
+
+_MISFITTING = ("misfitting curves past 10% of each run and 1e9 tokens, <= 12 checkpoints per "
+               "run (log-spaced, last kept); horizon and peak_lr per run")
+_PARSCALE = f"ParScale final losses, data set {PARSCALE_DATASET} only (6 sizes x 4 P)"
+_PAIRS = (
+    Pair("looped_total@bundled", "looped_total", bundled,
+         "bundled looped-LM sweep (bayeslaw/datasets/looped_sweep.csv)"),
+    Pair("iso_depth_eff@bundled", "iso_depth_eff", bundled,
+         "bundled sweep: iso_depth_eff 'fits the same tables as looped_total' (its header)"),
+    Pair("chinchilla@chinchilla_epoch", "chinchilla", chinchilla_epoch,
+         "Epoch AI's Chinchilla final losses, D = C / (6 N), one row per run"),
+    *(Pair(f"chinchilla@formll_{key}", "chinchilla", TABLES[f"formll_{key}"],
+           f"formll IsoFLOP points {config}: one row per (budget, size)")
+      for key, config in FORMLL_CONFIGS.items()),
+    Pair("chinchilla_curves@misfitting", "chinchilla_curves", misfitting, _MISFITTING),
+    Pair("chinchilla_curves_walk@misfitting", "chinchilla_curves_walk", misfitting,
+         _MISFITTING),
+    Pair("chinchilla_anneal@misfitting", "chinchilla_anneal", misfitting,
+         _MISFITTING + " (the header's '151 runs past 1e9 tokens, 12 checkpoints each')"),
+    Pair("chinchilla@colpret_gpt3", "chinchilla", colpret_gpt3,
+         "GPT-3 validation curves (ColPret), repeated read-offs averaged; one horizon (3e11) "
+         "for every run, so not chinchilla_anneal (needs 2 horizons); no peak_lr"),
+    Pair("parallel_streams@parscale", "parallel_streams", TABLES["parscale"], _PARSCALE),
+    Pair("parallel_streams_pooled@parscale", "parallel_streams_pooled",
+         TABLES["parscale_both"], "ParScale final losses, both data sets (dataset column)"),
+    Pair("looped_streams@parscale", "looped_streams", TABLES["parscale"],
+         _PARSCALE + ": the comparison law for parallel_streams (its header)"),
+    Pair("size_only@parscale", "size_only", TABLES["parscale"],
+         _PARSCALE + ": the null model ignoring P (its header)"),
+)
+#: The pairs by name.
+PAIRS: dict[str, Pair] = {p.name: p for p in _PAIRS}
+
+#: Shipped specs with no honest table, and why.
+UNAVAILABLE: dict[str, str] = {
+    "iso_depth": (
+        "needs N_once and N_rec (unshared and recurrent parameters); no bundled or shared "
+        "table splits N (the bundled sweep has a total N: by its header that case is "
+        "iso_depth_eff; looped_nanochat gives physical N only, in bits per byte, 9 runs)"),
+    "parallel_streams_data": (
+        "needs P and D together (several token budgets or curves per P); ParScale trains "
+        "every run on one fixed, unlisted token budget and no other table has P"),
+}
+
+
+def table(name: str) -> pd.DataFrame:
+    """The frame of pair ``name`` (or of a table in :data:`TABLES`)."""
+    if name in PAIRS:
+        return PAIRS[name].load()
+    if name in TABLES:
+        return TABLES[name]()
+    raise KeyError(f"no pair or table {name!r}; pairs are {sorted(PAIRS)}")
+
+
+def select(patterns: str | None) -> list[Pair]:
+    """The pairs whose name contains any of the comma-separated substrings (all if None)."""
+    if not patterns:
+        return list(PAIRS.values())
+    subs = [s for s in patterns.split(",") if s]
+    chosen = [p for p in PAIRS.values() if any(s in p.name for s in subs)]
+    if not chosen:
+        raise SystemExit(f"--pairs {patterns!r} matches no pair; pairs are {sorted(PAIRS)}")
+    return chosen
+
+
+def _check(pair: Pair) -> str:
+    """Load the pair's frame with the current bayeslaw and check the spec accepts it."""
+    import bayeslaw as bl
+    from bayeslaw.model import check_compatible
+    from bayeslaw.priors import resolve_spec
+
+    data = bl.load(pair.load())
+    check_compatible(resolve_spec(pair.spec, law=None, columns=data.columns), data)
+    return f"| {pair.name} | {pair.spec} | {len(data)} | {len(data.runs)} | {pair.note} |"
+
+
+def main() -> int:
+    """Check every pair (load + spec compatibility) and print points and runs."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
+    print("| pair | spec | points | runs | table |\n| --- | --- | --- | --- | --- |")
+    failed = 0
+    for pair in PAIRS.values():
+        try:
+            print(_check(pair), flush=True)
+        except Exception as exc:  # noqa: BLE001 - report every pair
+            failed += 1
+            print(f"| {pair.name} | {pair.spec} | - | - | FAILED: {exc} |", flush=True)
+    for spec, why in UNAVAILABLE.items():
+        print(f"| (none) | {spec} | - | - | unavailable: {why} |")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
