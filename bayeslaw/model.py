@@ -341,7 +341,13 @@ class LossModel:
         vals["mask"] = mask
         vals["loss_obs"] = padded(data.values(C.LOSS))
         if self._uses_D:
-            vals[cov_data_name(C.D)] = padded(np.log(data.values(C.D) / self._D_ref))
+            # padded cells repeat their run's last D, so that every per-point term stays
+            # finite there (a gap of 0 to the previous point for the walk), masked or not
+            log_d = padded(np.log(data.values(C.D) / self._D_ref))
+            last = np.zeros(n_runs, dtype="int64")
+            np.maximum.at(last, rows, pos)
+            fill = log_d[np.arange(n_runs), last]
+            vals[cov_data_name(C.D)] = np.where(mask > 0, log_d, fill[:, None])
         if self.spec.likelihood.ar1 is not None or self.spec.likelihood.walk is not None:
             follows = mask.copy()
             follows[:, 0] = 0.0

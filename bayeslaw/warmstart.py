@@ -223,10 +223,18 @@ class Standardized:
             raise ValueError("the compiled model does not match this standardization")
         self.buffer[:self.n] = mode.point
         self.buffer[self.n:] = mode.factor().ravel()
-        n = self.n
+        wrapped = dataclasses.replace(compiled, compiled_logp_func=self._logp,
+                                      compiled_expand_func=self._expand)
+        density = LogDensity(wrapped)
 
         def start(seed: Any) -> np.ndarray:
-            return np.random.default_rng(seed).standard_normal(n)
+            # a Laplace draw; where its density or gradient is not finite (a heavy-tailed
+            # direction reaching an overflow), a draw closer to the mode, down to the mode
+            z = np.random.default_rng(seed).standard_normal(self.n)
+            for shrink in (1.0, 0.5, 0.25, 0.1):
+                logp, grad = density(shrink * z)
+                if np.isfinite(logp) and np.all(np.isfinite(grad)):
+                    return shrink * z
+            return np.zeros(self.n)
 
-        return dataclasses.replace(compiled, compiled_logp_func=self._logp,
-                                   compiled_expand_func=self._expand, initial_point_func=start)
+        return dataclasses.replace(wrapped, initial_point_func=start)
