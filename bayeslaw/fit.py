@@ -334,7 +334,6 @@ def sample_prior_predictive(data: LossData,
     observed ones to check that the priors allow what the sweep shows (and not much more).
     """
     import pymc as pm
-
     import xarray as xr
 
     model = get_model(resolve_spec(spec, law=law, columns=data.columns), data)

@@ -152,6 +152,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--seeds", default="1,2,3,4,5", help="comma-separated seeds (default 1-5)")
     p.add_argument("--resume", action="store_true",
                    help="skip the (pair, seed) rows already in the file (errors are retried)")
+    p.add_argument("--summarize", action="store_true",
+                   help="fit nothing: rewrite the summary (.md) from every row in the file")
     p.add_argument("--csv", type=Path,
                    default=RESULTS / f"converge_{dt.date.today().isoformat()}.csv",
                    help="rows file (default benchmarks/results/converge_<date>.csv)")
@@ -169,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = read_rows(args.csv)
     done = {(r["pair"], int(r["seed"])) for r in rows if not r.get("error")}
     print(f"rows -> {args.csv}", flush=True)
-    for pair in chosen:
+    for pair in [] if args.summarize else chosen:
         for seed in seeds:
             if args.resume and (pair.name, seed) in done:
                 continue

@@ -348,9 +348,12 @@ def test_with_pooling_variants(name):
     spec = load_spec(name)
     effects = {e.name for e in spec.effects}
     complete = spec.with_pooling("complete")
+    split = tuple(spec.sampler.get("sum_split", ()))  # sampled jointly as <x>_<y>_sum
+    params = {p for p in spec.free_params if p not in split} | (
+        {"_".join(split) + "_sum"} if split else set())
     assert complete.effects == () and _free(complete, data) == {
-        *spec.free_params, "sigma", "nu", *(["sigma_spread", "sigma_z"]
-                                             if spec.likelihood.sigma_by else [])}
+        *params, "sigma", "nu", *(["sigma_spread", "sigma_z"]
+                                  if spec.likelihood.sigma_by else [])}
     partial = spec.with_pooling("partial")
     assert all(e.pooling == "partial" for e in partial.effects)
     free = _free(partial, data)

@@ -28,7 +28,9 @@ def test_user_spec_merges_over_default(tmp_path):
                     'sigma = 0.5\n[sampler]\ndraws = 10\n')
     spec = load_spec(path)
     assert "t2" in spec.free_params and "t2" not in spec.fixed  # a prior frees an offset
-    assert spec.sampler["draws"] == 10 and spec.sampler["tune"] == 3000  # default kept
+    default = load_spec(law="looped_total").sampler
+    assert spec.sampler["draws"] == 10 and spec.sampler["tune"] == default["tune"]  # kept
+    assert spec.sampler["sum_split"] == default["sum_split"]
     assert spec.priors["E"] == load_spec(law="looped_total").priors["E"]
 
 
