@@ -153,11 +153,14 @@ class Standardized:
 
         n, n_exp = int(compiled.n_dim), int(compiled.n_expanded)
         self.n = n
-        self.buffer = np.zeros(n + n * n)
+        # the shift, then the factor: L row-major when dense, its diagonal above DENSE_MAX_DIM
+        # (the products below then cost n, not n^2 / 2, per evaluation)
+        self.dense = dense = n <= DENSE_MAX_DIM
+        size = n + (n * n if dense else n)
+        self.buffer = np.zeros(size)
         addr = self.buffer.ctypes.data
         inner = _PROTO(compiled.compiled_logp_func.address)
         inner_expand = _EXPAND_PROTO(compiled.compiled_expand_func.address)
-        size = n + n * n
         logp_sig = numba.types.int64(numba.types.uint64, numba.types.CPointer(numba.types.double),
                                      numba.types.CPointer(numba.types.double),
                                      numba.types.CPointer(numba.types.double),
@@ -172,10 +175,12 @@ class Standardized:
             buf = numba.carray(address_as_void_pointer(addr), (size,), dtype=np.float64)
             x = buf[:n].copy()
             for i in range(n):
-                row = n + i * n
+                if not dense:
+                    x[i] += buf[n + i] * z[i]
+                    continue
                 acc = 0.0
                 for j in range(i + 1):
-                    acc += buf[row + j] * z[j]
+                    acc += buf[n + i * n + j] * z[j]
                 x[i] += acc
             return x
 
@@ -193,6 +198,9 @@ class Standardized:
             buf = numba.carray(address_as_void_pointer(addr), (size,), dtype=np.float64)
             grad = numba.carray(grad_, (n,))
             for j in range(n):  # grad_z = L^T grad_x
+                if not dense:
+                    grad[j] = buf[n + j] * gx[j]
+                    continue
                 acc = 0.0
                 for i in range(j, n):
                     acc += buf[n + i * n + j] * gx[i]
@@ -222,7 +230,8 @@ class Standardized:
         if int(compiled.n_dim) != self.n:
             raise ValueError("the compiled model does not match this standardization")
         self.buffer[:self.n] = mode.point
-        self.buffer[self.n:] = mode.factor().ravel()
+        factor = mode.factor()
+        self.buffer[self.n:] = factor.ravel() if self.dense else np.diag(factor)
         wrapped = dataclasses.replace(compiled, compiled_logp_func=self._logp,
                                       compiled_expand_func=self._expand)
         density = LogDensity(wrapped)

@@ -46,14 +46,21 @@ def test_mode_and_curvature_of_a_normal_posterior(conjugate):
     assert abs(mode.cov[i, j]) < 1e-6
 
 
-def test_standardized_coordinates_keep_the_density(conjugate):
-    """logp(z) = logp(shift + L z), grad_z = L^T grad_x, for a dense factor."""
+@pytest.mark.parametrize("dense", [True, False])
+def test_standardized_coordinates_keep_the_density(conjugate, monkeypatch, dense):
+    """logp(z) = logp(shift + L z), grad_z = L^T grad_x, for the dense factor and for the
+    diagonal one that models above DENSE_MAX_DIM coordinates get."""
+    import bayeslaw.warmstart as ws
+
     compiled, _, _ = conjugate
+    if not dense:
+        monkeypatch.setattr(ws, "DENSE_MAX_DIM", 1)
     cov = np.array([[0.04, 0.01], [0.01, 0.09]])
     mode = Mode(np.array([0.7, -0.2]), cov, 0)
     std = Standardized(compiled).at(compiled, mode)
     plain, wrapped = LogDensity(compiled), LogDensity(std)
-    factor = np.linalg.cholesky(cov)
+    factor = np.linalg.cholesky(cov) if dense else np.diag(np.sqrt(np.diag(cov)))
+    np.testing.assert_allclose(mode.factor(), factor)
     for z in np.random.default_rng(0).normal(size=(5, 2)):
         lp_z, g_z = wrapped(z)
         lp_x, g_x = plain(mode.point + factor @ z)
