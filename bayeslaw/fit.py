@@ -141,9 +141,21 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:
 
 
 # ---------------------------------------------------------------------------------------
-# compiled-model cache: (spec json, structure) -> (LossModel, nutpie compiled model or None)
-# and, once a warm start has used it, its standardized form (bayeslaw.warmstart.Standardized)
-_CACHE: dict[tuple[str, Any], tuple[Any, ...]] = {}
+# compiled-model cache: (spec json, structure, centering) -> the model and its compiled forms
+@dataclass
+class _Compiled:
+    """One cache entry: the PyMC model and, once a fit needs them, its compiled forms.
+
+    ``nutpie`` is nutpie's compiled model, ``standardized`` its warm-start wrapper
+    (:class:`bayeslaw.warmstart.Standardized`).
+    """
+
+    model: LossModel
+    nutpie: Any = None
+    standardized: Any = None
+
+
+_CACHE: dict[tuple[Any, ...], _Compiled] = {}
 
 
 def _cache_key(spec: ModelSpec, like: LossData, data: LossData) -> tuple[Any, ...]:
@@ -159,44 +171,47 @@ def _cache_key(spec: ModelSpec, like: LossData, data: LossData) -> tuple[Any, ..
     return json.dumps(graph, sort_keys=True), structure_of(spec, like), masks
 
 
+def _entry(spec: ModelSpec, data: LossData, like: LossData | None) -> _Compiled:
+    """The cache entry of (spec, structure of ``like``), ``data`` swapped into its model."""
+    like = like if like is not None else data
+    key = _cache_key(spec, like, data)
+    if key not in _CACHE:
+        _CACHE[key] = _Compiled(LossModel(spec, like, data))
+    entry = _CACHE[key]
+    entry.model.set_data(data)
+    return entry
+
+
 def get_model(spec: ModelSpec, data: LossData, like: LossData | None = None) -> LossModel:
     """The (cached) :class:`LossModel` of ``spec`` with ``data`` swapped in.
 
     The model's structure (runs and group levels) is that of ``like`` (default ``data``);
     levels are centered or not by how many points of them ``data`` holds.
     """
-    like = like if like is not None else data
-    key = _cache_key(spec, like, data)
-    if key not in _CACHE:
-        _CACHE[key] = (LossModel(spec, like, data), None)
-    model = _CACHE[key][0]
-    model.set_data(data)
-    return model
+    return _entry(spec, data, like).model
 
 
 def _nutpie_compiled(spec: ModelSpec, data: LossData, like: LossData | None
-                     ) -> tuple[LossModel, Any]:
-    """The cached model with ``data`` swapped in, and its nutpie-compiled form."""
+                     ) -> tuple[_Compiled, Any]:
+    """The cache entry with ``data`` swapped in, and its nutpie-compiled form for ``data``."""
     import nutpie
 
-    model = get_model(spec, data, like)
-    key = _cache_key(spec, like if like is not None else data, data)
-    compiled = _CACHE[key][1]
-    if compiled is None:
-        compiled = nutpie.compile_pymc_model(model.model)
-        _CACHE[key] = (model, compiled, *_CACHE[key][2:])
-    # containers the law does not use (run_idx without run-level terms) are pruned from the
+    entry = _entry(spec, data, like)
+    if entry.nutpie is None:
+        entry.nutpie = nutpie.compile_pymc_model(entry.model.model)
+    # containers the graph does not use (a covariate no term needs) are pruned from the
     # compiled graph: pass only the ones it kept
-    values = {k: v for k, v in model.data_values(data).items() if k in compiled.shared_data}
-    return model, compiled.with_data(**values)
+    values = {k: v for k, v in entry.model.data_values(data).items()
+              if k in entry.nutpie.shared_data}
+    return entry, entry.nutpie.with_data(**values)
 
 
 class WarmStartWarning(UserWarning):
     """The warm start found no usable mode: the chains start from the prior's centre."""
 
 
-def _nutpie_start(spec: ModelSpec, data: LossData, like: LossData | None, compiled: Any,
-                  seed: int, settings: Mapping[str, Any]) -> tuple[Any, Any]:
+def _nutpie_start(entry: _Compiled, compiled: Any, seed: int, settings: Mapping[str, Any]
+                  ) -> tuple[Any, Any]:
     """The compiled model started at the posterior's mode, scaled by its curvature.
 
     With ``sampler.init = "mode"`` (the default) nutpie samples standardized coordinates
@@ -215,11 +230,9 @@ def _nutpie_start(spec: ModelSpec, data: LossData, like: LossData | None, compil
                       "sampler.init = \"prior\" to skip the search", WarmStartWarning,
                       stacklevel=4)
         return compiled, None
-    key = _cache_key(spec, like if like is not None else data, data)
-    entry = _CACHE[key]
-    if len(entry) < 3:
-        _CACHE[key] = entry = (*entry[:2], Standardized(entry[1]))
-    return entry[2].at(compiled, mode), mode
+    if entry.standardized is None:
+        entry.standardized = Standardized(entry.nutpie)
+    return entry.standardized.at(compiled, mode), mode
 
 
 def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: int,
@@ -233,9 +246,10 @@ def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: 
         import nutpie
 
         t0 = time.perf_counter()
-        model, compiled = _nutpie_compiled(spec, data, like)
+        entry, compiled = _nutpie_compiled(spec, data, like)
+        model = entry.model
         t1 = time.perf_counter()
-        compiled, start = _nutpie_start(spec, data, like, compiled, seed, settings)
+        compiled, start = _nutpie_start(entry, compiled, seed, settings)
         t2 = time.perf_counter()
         low_rank = settings.get("low_rank", "auto")
         if low_rank == "auto":
