@@ -44,7 +44,7 @@ def tidy_frame() -> pd.DataFrame:
 SMALL = dict(points=25, N=(1e8, 3e8, 1e9), T_m=(2, 4, 8), D_range=(3e7, 2e10))
 SAMPLER = dict(draws=1000, tune=1000, chains=4)
 #: the session fit's settings (its docstring says why)
-SMALL_FIT_SAMPLER = {**SAMPLER, "draws": 6000}
+SMALL_FIT_SAMPLER = {**SAMPLER, "draws": 2000}
 
 
 @pytest.fixture(scope="session")
@@ -58,12 +58,13 @@ def small_sweep():
 
 @pytest.fixture(scope="session")
 def small_fit(small_sweep):
-    """24,000 draws of the small sweep; ESS >= 200 keeps its 94% bounds and R-hat stable.
+    """8,000 draws of the small sweep, started at the posterior's mode: ESS >= 200 keeps its
+    94% bounds and R-hat stable.
 
-    With 1,000 tuning steps and 4 x 1,000 draws a fresh clone on another machine ended at
-    R-hat 1.015 (``beta_by_T_m``, at 195eaae); 2,000 + 2,000 reached 1.0075 at this seed
-    (``benchmarks/results/fixtures_before_2026-12-01.csv``), short of the 1.005 margin over 5
-    seeds that ``benchmarks/bench_fixtures.py`` measures: 1,000 + 6,000 (ESS about 3x).
+    Without the warm start (before 891149b) it needed 1,000 + 6,000: 1,000 + 1,000 ended at
+    R-hat 1.015 on a fresh clone on another machine (at 195eaae). The margin of 1,000 + 2,000
+    with the warm start over 5 seeds is in ``benchmarks/results/fixtures_warm_2026-12-01.csv``
+    (``benchmarks/bench_fixtures.py``).
     """
     from bayeslaw.fit import Thresholds, fit
 

@@ -26,16 +26,16 @@ def fit_first_half(seed: int):
     """Fit the first halves, the second halves in the model unobserved (as a backtest does:
     the same runs and levels as the session fit, so the compiled model is reused).
 
-    Settings: 4 x (1,000 tuning + 3,000 draws).  With 1,000 + 1,000 a fresh clone on another
-    machine ended at R-hat 1.016 at 5d06e18, and 2,000 + 1,000 gave 1.005 and 1.007 on two
-    seeds (ESS about 600); ``benchmarks/bench_fixtures.py`` measures the margin of these
-    settings over 5 seeds (``benchmarks/results/fixtures_2026-12-01.csv``).
+    Settings: 4 x (1,000 tuning + 2,000 draws), started at the posterior's mode.  At 5d06e18
+    (no warm start) 1,000 + 1,000 ended at R-hat 1.016 on a fresh clone on another machine;
+    ``benchmarks/bench_fixtures.py`` measures the margin of these settings over 5 seeds
+    (``benchmarks/results/fixtures_warm_2026-12-01.csv``).
     """
     data, half = first_half_split()
     train = data.select(half, "first half of each curve's tokens")
     held = data.frame.loc[~half].reset_index(drop=True)
     return fit(train, seed=seed, like=data, thresholds=Thresholds(min_ess=200),
-               **{**SAMPLER, "draws": 3000}), held
+               **{**SAMPLER, "draws": 2000}), held
 
 
 @pytest.fixture(scope="module")
