@@ -49,7 +49,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import datetime as dt
-import importlib.util
 import json
 import math
 import os
@@ -79,14 +78,11 @@ LOGP_CALLS, LOGP_WARMUP, LOGP_REPEATS = 2000, 50, 5
 
 
 def load_pairs() -> ModuleType:
-    """``benchmarks/pairs.py`` imported by path (PYTHONPATH points at a bayeslaw version)."""
-    if "bench_pairs" in sys.modules:
-        return sys.modules["bench_pairs"]
-    spec = importlib.util.spec_from_file_location("bench_pairs", ROOT / "benchmarks" / "pairs.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_pairs"] = module
-    spec.loader.exec_module(module)
-    return module
+    """``benchmarks/pairs.py`` (it needs pandas only, so any bayeslaw version can use it)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import pairs
+
+    return pairs
 
 
 def child_frame(pairs: ModuleType, pair: str, table: str | None, points: int
