@@ -223,3 +223,27 @@ def test_sum_split_keeps_the_model(small_data, names):
         prior = spec.priors[name].params
         assert logs[:, i].mean() == pytest.approx(prior["mu"], abs=0.03)
         assert logs[:, i].std() == pytest.approx(prior["sigma"], rel=0.03)
+
+
+def test_set_data_swaps_values_and_skips_an_equal_swap(small_data, monkeypatch):
+    """A swap puts the new values in the PyMC model; swapping in what it already holds does
+    not call ``pm.set_data`` (which re-evaluates every dim's length)."""
+    import pymc as pm
+
+    model = LossModel(load_spec(law="looped_total"), small_data)
+    frame = small_data.frame.copy()
+    frame["loss"] = frame["loss"] * 1.01
+    moved = bl.load(frame)
+    calls = []
+    real = pm.set_data
+    monkeypatch.setattr(pm, "set_data", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+
+    model.set_data(small_data)  # the data it was built with
+    assert calls == []
+    for data, n_calls in ((moved, 1), (moved, 1), (small_data, 2)):
+        model.set_data(data)
+        assert len(calls) == n_calls
+        held = model.model["loss_obs"].get_value()
+        np.testing.assert_array_equal(held, model.data_values(data)["loss_obs"])
+    assert not np.array_equal(model.data_values(moved)["loss_obs"],
+                              model.data_values(small_data)["loss_obs"])
