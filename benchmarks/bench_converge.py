@@ -24,10 +24,8 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
-import os
 import shlex
 import sys
-import tempfile
 import time
 import traceback
 import warnings
@@ -85,13 +83,11 @@ def fit_one(pair: Any, seed: int) -> dict[str, Any]:
 
 
 def atomic_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and one rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    """Write ``text`` to ``path`` atomically (this bayeslaw's writer: the matrix always runs
+    the working tree's code)."""
+    from bayeslaw._io import atomic_write_text
+
+    atomic_write_text(path, text)
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
