@@ -146,16 +146,17 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:
 class _Compiled:
     """One cache entry: the PyMC model and, once a fit needs them, its compiled forms.
 
-    ``nutpie`` is nutpie's compiled model, ``standardized`` its warm-start wrapper
-    (:class:`bayeslaw.warmstart.Standardized`).
+    ``density`` is the model compiled for nutpie with the warm start's affine map
+    (:class:`bayeslaw.compiled.Density`), compiled on first use.
     """
 
     model: LossModel
-    nutpie: Any = None
-    standardized: Any = None
+    density: Any = None
 
 
 _CACHE: dict[tuple[Any, ...], _Compiled] = {}
+#: The cache key of every compile in this process, in order (what a test counts).
+COMPILES: list[tuple[Any, ...]] = []
 
 
 def _cache_key(spec: ModelSpec, like: LossData, data: LossData) -> tuple[Any, ...]:
@@ -194,16 +195,18 @@ def get_model(spec: ModelSpec, data: LossData, like: LossData | None = None) -> 
 def _nutpie_compiled(spec: ModelSpec, data: LossData, like: LossData | None
                      ) -> tuple[_Compiled, Any]:
     """The cache entry with ``data`` swapped in, and its nutpie-compiled form for ``data``."""
-    import nutpie
+    from .compiled import compile_model
 
     entry = _entry(spec, data, like)
-    if entry.nutpie is None:
-        entry.nutpie = nutpie.compile_pymc_model(entry.model.model)
+    if entry.density is None:
+        entry.density = compile_model(entry.model.model)
+        COMPILES.append(_cache_key(spec, like if like is not None else data, data))
+    compiled = entry.density.compiled
     # containers the graph does not use (a covariate no term needs) are pruned from the
     # compiled graph: pass only the ones it kept
     values = {k: v for k, v in entry.model.data_values(data).items()
-              if k in entry.nutpie.shared_data}
-    return entry, entry.nutpie.with_data(**values)
+              if k in compiled.shared_data}
+    return entry, compiled.with_data(**values)
 
 
 class WarmStartWarning(UserWarning):
@@ -218,8 +221,9 @@ def _nutpie_start(entry: _Compiled, compiled: Any, seed: int, settings: Mapping[
     around the mode (:mod:`bayeslaw.warmstart`); ``"prior"`` keeps nutpie's own start (the
     prior's centre, jittered).  Returns the compiled model to sample and the mode (or None).
     """
-    from .warmstart import Standardized, find_mode
+    from .warmstart import find_mode, standardized
 
+    entry.density.identity()  # the raw density: the mode search, or nutpie's own start
     if settings.get("init", "mode") != "mode":
         return compiled, None
     mode = find_mode(compiled, compiled.initial_point_func(int(seed)))
@@ -230,9 +234,7 @@ def _nutpie_start(entry: _Compiled, compiled: Any, seed: int, settings: Mapping[
                       "sampler.init = \"prior\" to skip the search", WarmStartWarning,
                       stacklevel=4)
         return compiled, None
-    if entry.standardized is None:
-        entry.standardized = Standardized(entry.nutpie)
-    return entry.standardized.at(compiled, mode), mode
+    return standardized(entry.density, compiled, mode), mode
 
 
 def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: int,

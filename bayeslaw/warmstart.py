@@ -6,17 +6,19 @@ the bundled sweep warm-up spent 82% of the leapfrog steps (issue 18).  Here:
 1. :func:`find_mode` maximizes the log density (L-BFGS on the compiled nutpie function,
    called through ``ctypes``) and takes the curvature there by central differences of the
    gradient: a Laplace approximation ``N(mode, H^-1)``.
-2. :class:`Standardized` wraps the compiled log density and its expansion to the draws in
-   the affine map ``x = mode + L z`` (``L`` the Cholesky factor of ``H^-1``, or its diagonal
-   for models of more than :data:`DENSE_MAX_DIM` coordinates, where the dense product would
-   cost as much as the gradient).  nutpie 0.16 takes no starting mass matrix, so this is how
+2. :func:`standardized` has the compiled log density and its expansion to the draws
+   (:mod:`bayeslaw.compiled`) evaluated through the affine map ``x = mode + L z`` (``L`` the
+   Cholesky factor of ``H^-1``, or its diagonal for models of more than
+   :data:`DENSE_MAX_DIM` coordinates, where the dense product would cost as much as the
+   gradient).  nutpie 0.16 takes no starting mass matrix, so this is how
    the curvature reaches it: it samples ``z``, which is about standard normal, and adapts
    from there.  The map is affine, so its Jacobian is a constant and the posterior of ``x``
    is unchanged.  Each chain starts at ``z ~ N(0, I)``: a draw of the Laplace approximation,
    so chains are dispersed about as much as the posterior.
 
-The wrappers are compiled once per compiled model (numba); a new fit writes its mode and
-factor into the wrapper's buffer, so refits of the same structure compile nothing.
+The map is compiled into the model's callbacks (:mod:`bayeslaw.compiled`); a new fit
+writes its mode and factor into their buffer, so refits of the same structure compile
+nothing.
 """
 
 from __future__ import annotations
@@ -34,8 +36,6 @@ DENSE_MAX_DIM = 150
 
 _PROTO = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_void_p,
                           ctypes.c_void_p, ctypes.c_void_p)
-_EXPAND_PROTO = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_uint64, ctypes.c_uint64,
-                                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 
 
 @dataclass(frozen=True)
@@ -138,112 +138,27 @@ def find_mode(compiled: Any, start: np.ndarray, *, max_iter: int = 20000, restar
     return Mode(point, cov, density.calls)
 
 
-class Standardized:
-    """nutpie's compiled model sampled in ``z`` with ``x = shift + factor @ z``.
+def standardized(density: Any, compiled: Any, mode: Mode) -> Any:
+    """``compiled`` (``density``'s model with any data) sampled around ``mode``.
 
-    Build once per compiled model (it compiles two small numba functions); :meth:`at` gives
-    the compiled model for one fit's mode.  The buffer holding the shift and factor belongs
-    to this object: one fit at a time per compiled model (fits in one process run one after
-    another; other processes have their own).
+    Writes the mode and :meth:`Mode.factor` into ``density``'s buffer
+    (:class:`bayeslaw.compiled.Density`: one fit at a time per compiled model), so that
+    nutpie samples ``z`` with ``x = mode + L z``.  Chains start at ``z ~ N(0, I)`` seeded by
+    nutpie's per-chain seed.
     """
+    if int(compiled.n_dim) != density.n:
+        raise ValueError("the compiled model does not match this density")
+    density.standardize(mode.point, mode.factor())
+    logp = LogDensity(compiled)
 
-    def __init__(self, compiled: Any) -> None:
-        import numba
-        from nutpie.compile_pymc import address_as_void_pointer
+    def start(seed: Any) -> np.ndarray:
+        # a Laplace draw; where its density or gradient is not finite (a heavy-tailed
+        # direction reaching an overflow), a draw closer to the mode, down to the mode
+        z = np.random.default_rng(seed).standard_normal(density.n)
+        for shrink in (1.0, 0.5, 0.25, 0.1):
+            value, grad = logp(shrink * z)
+            if np.isfinite(value) and np.all(np.isfinite(grad)):
+                return shrink * z
+        return np.zeros(density.n)
 
-        n, n_exp = int(compiled.n_dim), int(compiled.n_expanded)
-        self.n = n
-        # the shift, then the factor: L row-major when dense, its diagonal above DENSE_MAX_DIM
-        # (the products below then cost n, not n^2 / 2, per evaluation)
-        self.dense = dense = n <= DENSE_MAX_DIM
-        size = n + (n * n if dense else n)
-        self.buffer = np.zeros(size)
-        addr = self.buffer.ctypes.data
-        inner = _PROTO(compiled.compiled_logp_func.address)
-        inner_expand = _EXPAND_PROTO(compiled.compiled_expand_func.address)
-        logp_sig = numba.types.int64(numba.types.uint64, numba.types.CPointer(numba.types.double),
-                                     numba.types.CPointer(numba.types.double),
-                                     numba.types.CPointer(numba.types.double),
-                                     numba.types.voidptr)
-        expand_sig = numba.types.int64(numba.types.uint64, numba.types.uint64,
-                                       numba.types.CPointer(numba.types.double),
-                                       numba.types.CPointer(numba.types.double),
-                                       numba.types.voidptr)
-
-        @numba.njit(inline="always")
-        def to_x(z: Any) -> Any:  # pragma: no cover - compiled by numba
-            buf = numba.carray(address_as_void_pointer(addr), (size,), dtype=np.float64)
-            x = buf[:n].copy()
-            for i in range(n):
-                if not dense:
-                    x[i] += buf[n + i] * z[i]
-                    continue
-                acc = 0.0
-                for j in range(i + 1):
-                    acc += buf[n + i * n + j] * z[j]
-                x[i] += acc
-            return x
-
-        @numba.cfunc(logp_sig)
-        def logp(dim: Any, z_: Any, grad_: Any, logp_: Any, user_data: Any) -> Any:
-            if dim != n:  # pragma: no cover - compiled by numba
-                return -1
-            z = numba.carray(z_, (n,))
-            x = to_x(z)
-            gx = np.zeros(n)
-            lp = np.zeros(1)
-            code = inner(dim, address_as_void_pointer(x.ctypes.data),
-                         address_as_void_pointer(gx.ctypes.data),
-                         address_as_void_pointer(lp.ctypes.data), user_data)
-            buf = numba.carray(address_as_void_pointer(addr), (size,), dtype=np.float64)
-            grad = numba.carray(grad_, (n,))
-            for j in range(n):  # grad_z = L^T grad_x
-                if not dense:
-                    grad[j] = buf[n + j] * gx[j]
-                    continue
-                acc = 0.0
-                for i in range(j, n):
-                    acc += buf[n + i * n + j] * gx[i]
-                grad[j] = acc
-            out = numba.carray(logp_, (1,))
-            out[0] = lp[0]
-            return code
-
-        @numba.cfunc(expand_sig)
-        def expand(dim: Any, expanded: Any, z_: Any, out_: Any, user_data: Any) -> Any:
-            if dim != n:  # pragma: no cover - compiled by numba
-                return -1
-            z = numba.carray(z_, (n,))
-            x = to_x(z)
-            return inner_expand(dim, expanded, address_as_void_pointer(x.ctypes.data),
-                                address_as_void_pointer(numba.carray(out_, (n_exp,))
-                                                        .ctypes.data), user_data)
-
-        self._logp, self._expand = logp, expand
-        self._keep = (inner, inner_expand)
-
-    def at(self, compiled: Any, mode: Mode) -> Any:
-        """``compiled`` (this structure, any data) sampled around ``mode``.
-
-        Chains start at ``z ~ N(0, I)`` seeded by nutpie's per-chain seed.
-        """
-        if int(compiled.n_dim) != self.n:
-            raise ValueError("the compiled model does not match this standardization")
-        self.buffer[:self.n] = mode.point
-        factor = mode.factor()
-        self.buffer[self.n:] = factor.ravel() if self.dense else np.diag(factor)
-        wrapped = dataclasses.replace(compiled, compiled_logp_func=self._logp,
-                                      compiled_expand_func=self._expand)
-        density = LogDensity(wrapped)
-
-        def start(seed: Any) -> np.ndarray:
-            # a Laplace draw; where its density or gradient is not finite (a heavy-tailed
-            # direction reaching an overflow), a draw closer to the mode, down to the mode
-            z = np.random.default_rng(seed).standard_normal(self.n)
-            for shrink in (1.0, 0.5, 0.25, 0.1):
-                logp, grad = density(shrink * z)
-                if np.isfinite(logp) and np.all(np.isfinite(grad)):
-                    return shrink * z
-            return np.zeros(self.n)
-
-        return dataclasses.replace(wrapped, initial_point_func=start)
+    return dataclasses.replace(compiled, initial_point_func=start)

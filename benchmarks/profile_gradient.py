@@ -1,7 +1,8 @@
 """Where one log density + gradient of a shipped model spends its time.
 
-Prints the microseconds per call of nutpie's compiled density (numba, called through ctypes)
-at the mode, the same through the warm start's standardized wrapper, and PyTensor's op
+Prints the microseconds per call of the compiled density (``bayeslaw.compiled``, numba, called
+through ctypes) at the mode, nutpie's own compiled density of the same model there, the
+compiled density through the warm start's affine map, and PyTensor's op
 profile of the same logp + gradient under its C backend (the numba backend has no per-op
 profiler; the C backend's split shows which nodes are heavy, not their numba cost).
 
@@ -47,19 +48,25 @@ def main(argv=None) -> int:
     from bayeslaw.fit import _nutpie_compiled
     from bayeslaw.priors import load_spec
     from bayeslaw.simulate import bundled_path
-    from bayeslaw.warmstart import LogDensity, Standardized, find_mode
+    import nutpie
+
+    from bayeslaw.warmstart import LogDensity, find_mode, standardized
 
     data, spec = bl.load(bundled_path()), load_spec(law="looped_total")
     entry, compiled = _nutpie_compiled(spec, data, None)
+    entry.density.identity()
     raw = LogDensity(compiled)
     mode = find_mode(compiled, compiled.initial_point_func(0))
     if mode is None:
         raise SystemExit("no mode found: nothing to profile at")
-    wrapped = LogDensity(Standardized(entry.nutpie).at(compiled, mode))
+    own = LogDensity(nutpie.compile_pymc_model(entry.model.model))
     print(f"{raw.n} coordinates, {len(data)} points")
-    print(f"nutpie density at the mode: {per_call_us(raw, mode.point, args.calls):.1f} us/call")
-    print(f"standardized wrapper at z = 0: {per_call_us(wrapped, np.zeros(raw.n), args.calls):.1f}"
-          " us/call")
+    print(f"compiled density at the mode: {per_call_us(raw, mode.point, args.calls):.1f} "
+          "us/call")
+    print(f"nutpie's own at the mode: {per_call_us(own, mode.point, args.calls):.1f} us/call")
+    wrapped = LogDensity(standardized(entry.density, compiled, mode))
+    print(f"through the affine map at z = 0: "
+          f"{per_call_us(wrapped, np.zeros(raw.n), args.calls):.1f} us/call")
     model = entry.model.model
     logp, values = model.logp(), model.value_vars
     f = pytensor.function(values, [logp, *pytensor.grad(logp, values)], profile=True)

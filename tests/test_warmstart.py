@@ -1,19 +1,19 @@
 """The warm start: the mode and curvature of a known posterior, and the standardized
-coordinates reproducing the log density and its gradient exactly (no sampling)."""
+coordinates reproducing the log density and its gradient exactly (no sampling).
+
+The models are compiled by :func:`bayeslaw.compiled.compile_model`, as ``fit`` compiles them;
+``tests/test_compiled.py`` checks that its raw density is nutpie's own."""
 
 import warnings
 
 import numpy as np
 import pytest
 
-from bayeslaw.warmstart import LogDensity, Mode, Standardized, find_mode
+from bayeslaw.compiled import compile_model
+from bayeslaw.warmstart import LogDensity, Mode, find_mode, standardized
 
 
-@pytest.fixture(scope="module")
-def conjugate():
-    """y_i ~ N(mu, 1), mu ~ N(0, 10), log(s) ~ N(0, 1) (a second, independent coordinate):
-    the posterior of mu is normal with known mean and variance."""
-    import nutpie
+def _conjugate_model():
     import pymc as pm
 
     y = np.random.default_rng(3).normal(1.5, 1.0, size=40)
@@ -21,11 +21,23 @@ def conjugate():
         mu = pm.Normal("mu", 0.0, 10.0)
         pm.LogNormal("s", 0.0, 1.0)
         pm.Normal("y", mu, 1.0, observed=y)
+    return model, y
+
+
+def _compile(model):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # PyTensor's BLAS notice
-        compiled = nutpie.compile_pymc_model(model)
+        return compile_model(model)
+
+
+@pytest.fixture(scope="module")
+def conjugate():
+    """y_i ~ N(mu, 1), mu ~ N(0, 10), log(s) ~ N(0, 1) (a second, independent coordinate):
+    the posterior of mu is normal with known mean and variance."""
+    model, y = _conjugate_model()
+    density = _compile(model)
     post_var = 1.0 / (len(y) + 1.0 / 100.0)
-    return compiled, y.sum() * post_var, post_var
+    return density, y.sum() * post_var, post_var
 
 
 def _names(compiled):
@@ -33,7 +45,9 @@ def _names(compiled):
 
 
 def test_mode_and_curvature_of_a_normal_posterior(conjugate):
-    compiled, mean, var = conjugate
+    density, mean, var = conjugate
+    density.identity()
+    compiled = density.compiled
     mode = find_mode(compiled, np.array([-3.0, 2.0]))
     assert mode is not None
     i, j = _names(compiled).index("mu"), _names(compiled).index("s_log__")
@@ -52,18 +66,24 @@ def test_standardized_coordinates_keep_the_density(conjugate, monkeypatch, dense
     diagonal one that models above DENSE_MAX_DIM coordinates get."""
     import bayeslaw.warmstart as ws
 
-    compiled, _, _ = conjugate
-    if not dense:
+    density = conjugate[0]
+    if not dense:  # the layout is chosen when compiling
         monkeypatch.setattr(ws, "DENSE_MAX_DIM", 1)
+        density = _compile(_conjugate_model()[0])
+    assert density.dense is dense
+    compiled = density.compiled
     cov = np.array([[0.04, 0.01], [0.01, 0.09]])
     mode = Mode(np.array([0.7, -0.2]), cov, 0)
-    std = Standardized(compiled).at(compiled, mode)
-    plain, wrapped = LogDensity(compiled), LogDensity(std)
     factor = np.linalg.cholesky(cov) if dense else np.diag(np.sqrt(np.diag(cov)))
     np.testing.assert_allclose(mode.factor(), factor)
-    for z in np.random.default_rng(0).normal(size=(5, 2)):
+    zs = np.random.default_rng(0).normal(size=(5, 2))
+    density.identity()
+    plain = LogDensity(compiled)
+    raw = [plain(mode.point + factor @ z) for z in zs]
+    std = standardized(density, compiled, mode)
+    wrapped = LogDensity(std)
+    for z, (lp_x, g_x) in zip(zs, raw, strict=True):
         lp_z, g_z = wrapped(z)
-        lp_x, g_x = plain(mode.point + factor @ z)
         np.testing.assert_allclose(lp_z, lp_x, rtol=1e-12)
         np.testing.assert_allclose(g_z, factor.T @ g_x, rtol=1e-10, atol=1e-12)
     start = std.initial_point_func(4)
@@ -74,13 +94,9 @@ def test_standardized_coordinates_keep_the_density(conjugate, monkeypatch, dense
 def test_a_flat_direction_gives_no_mode():
     """A ridge (the data pin only the sum of two flat parameters) has no proper mode:
     ``find_mode`` says so instead of returning a singular curvature."""
-    import nutpie
     import pymc as pm
 
     with pm.Model() as model:
         a, b = pm.Flat("a"), pm.Flat("b")
         pm.Normal("y", a + b, 1.0, observed=np.zeros(3))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        compiled = nutpie.compile_pymc_model(model)
-    assert find_mode(compiled, np.zeros(2)) is None
+    assert find_mode(_compile(model).compiled, np.zeros(2)) is None

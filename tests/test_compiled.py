@@ -1,0 +1,122 @@
+"""bayeslaw's own build of nutpie's compiled model (``bayeslaw.compiled``): the same density,
+gradient and draws as the PyMC model, a digamma equal to scipy's, and callbacks that a second
+process loads from disk instead of compiling (no sampling)."""
+
+import ctypes
+import subprocess
+import sys
+import textwrap
+import uuid
+import warnings
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def small_density(small_sweep):
+    """The small sweep's default model, compiled as ``fit`` compiles it (shared cache entry)."""
+    from bayeslaw.fit import _nutpie_compiled
+    from bayeslaw.priors import load_spec
+
+    spec = load_spec(law="looped_total")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # PyTensor's BLAS notice
+        entry, compiled = _nutpie_compiled(spec, small_sweep[0], None)
+    return entry, compiled
+
+
+def test_digamma_matches_scipy():
+    """The cacheable digamma of PyTensor's numba backend (Student-t gradients in nu)."""
+    import pytensor
+    import pytensor.tensor as pt
+    from scipy.special import psi
+
+    from bayeslaw.compiled import register_cached_digamma
+
+    register_cached_digamma()
+    x = pt.dvector("x")
+    f = pytensor.function([x], pt.psi(x), mode="NUMBA")
+    positive = np.concatenate([np.geomspace(1e-6, 1e6, 200),
+                               [0.5, 1.0, 1.4616321449683622, 2.0, 5.5, 9.999, 10.0, 10.001]])
+    # the recurrence sums up to 10 terms and the series is truncated below 1e-15: a few ulps
+    # of the sum (absolute where psi crosses 0 at x ~ 1.4616)
+    np.testing.assert_allclose(f(positive), psi(positive), rtol=1e-13, atol=1e-15)
+    # x < 0 goes through the reflection psi(1 - x) - pi / tan(pi x): within 1e-3 of a pole,
+    # tan loses digits in proportion (2e-12 measured at -49.999); nu never gets there
+    negative = -np.geomspace(1e-3, 50, 100)[1:] + 1e-3
+    np.testing.assert_allclose(f(negative), psi(negative), rtol=1e-10)
+    poles = np.array([0.0, -0.0, -1.0, -2.0, -7.0])  # -inf, inf, then NaN, as scipy
+    np.testing.assert_array_equal(f(poles), psi(poles))
+
+
+def test_raw_density_is_the_models(small_density):
+    """Identity map: logp and gradient equal PyMC's (C backend) at points around the start;
+    the expansion equals the PyTensor function it wraps."""
+    from bayeslaw.warmstart import LogDensity
+
+    entry, compiled = small_density
+    entry.density.identity()
+    model = entry.model.model
+    logp_c, dlogp_c = model.compile_logp(), model.compile_dlogp()
+    free = {v.name for v in model.value_vars}
+    names, slices, shapes = zip(*[(n, sl, sh) for n, sl, sh in zip(*compiled.shape_info,
+                                                                    strict=True)
+                                  if n in free], strict=True)
+    density = LogDensity(compiled)
+    x0 = compiled.initial_point_func(3)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x = x0 + 0.05 * rng.standard_normal(len(x0))
+        point = {name: x[sl].reshape(shape) for name, sl, shape in zip(names, slices, shapes,
+                                                                         strict=True)}
+        lp, grad = density(x)
+        np.testing.assert_allclose(lp, float(logp_c(point)), rtol=1e-10)
+        # compile_dlogp orders the gradient by model.value_vars, nutpie by shape_info
+        order = [v.name for v in model.value_vars]
+        flat = np.asarray(dlogp_c(point), float)
+        sizes = [int(np.prod(point[name].shape)) for name in order]
+        parts = dict(zip(order, np.split(flat, np.cumsum(sizes)[:-1]), strict=True))
+        expected = np.concatenate([parts[name].ravel() for name in names])
+        np.testing.assert_allclose(grad, expected, rtol=1e-9, atol=1e-9)
+    out = np.zeros(compiled.n_expanded)
+    proto = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_uint64, ctypes.c_uint64,
+                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+    x = np.ascontiguousarray(x0)
+    code = proto(compiled.compiled_expand_func.address)(
+        compiled.n_dim, compiled.n_expanded, x.ctypes.data, out.ctypes.data,
+        compiled.user_data.ctypes.data)
+    assert code == 0
+    (values,) = compiled.expand_func(x)
+    np.testing.assert_allclose(out, values, rtol=1e-12)
+
+
+def test_a_second_process_loads_the_callbacks_from_disk(tmp_path):
+    """The first process compiles the two callbacks; a second one, with a model of the same
+    structure (a fresh constant in the graph makes the structure new to the cache), loads
+    them: numba's cache hits. A Student-t likelihood puts digamma in the gradient."""
+    tag = float(int(uuid.uuid4().int % 10**6)) / 10**7 + 1.0
+    script = textwrap.dedent(f"""
+        import warnings
+        warnings.simplefilter("ignore")
+        import numpy as np, pymc as pm
+        from bayeslaw.compiled import compile_model
+        with pm.Model() as model:
+            y = pm.Data("y", np.linspace(-1.0, 1.0, 20))
+            mu = pm.Normal("mu", 0.0, {tag!r})
+            nu = pm.Gamma("nu", 2.0, 0.1)
+            pm.Deterministic("scaled", mu * {tag!r})  # the fresh constant in the draws too
+            pm.StudentT("obs", nu=nu, mu=mu, sigma=1.0, observed=y)
+        d = compile_model(model)
+        c = d.compiled
+        print(c.compiled_logp_func.cache_hits, c.compiled_expand_func.cache_hits)
+        """)
+    path = tmp_path / "compile_once.py"
+    path.write_text(script)
+    runs = [subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                           timeout=300, check=False) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    first, second = (run.stdout.split() for run in runs)
+    assert first == ["0", "0"], runs[0].stdout
+    assert second == ["1", "1"], runs[1].stdout
