@@ -21,6 +21,14 @@ EXIT_USER_ERROR = 2
 EXIT_NOT_CONVERGED = 3
 EXIT_CHECK_FAILED = 1
 
+#: What ``bayeslaw fit --method laplace|pathfinder`` warns (the benchmark behind it).
+APPROXIMATE_NOTE = {
+    "laplace": "approximate posterior (Laplace at the mode): a first look, not a checked "
+               "posterior; refit with --method nuts before relying on its intervals",
+    "pathfinder": "approximate posterior (pathfinder): a first look, not a checked "
+                  "posterior; refit with --method nuts before relying on its intervals",
+}
+
 
 def _mapping(pairs: Sequence[str]) -> dict[str, str]:
     out = {}
@@ -41,7 +49,9 @@ def _add_sampler_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--backend", choices=("nutpie", "pymc"), help="NUTS implementation")
     g.add_argument("--strict", action="store_true",
                    help="exit non-zero (3) when convergence diagnostics fail")
-    g.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    g.add_argument("--no-progress", action="store_true",
+                   help="hide the progress bar (shown by default when stderr is a terminal, "
+                        "not in CI)")
 
 
 def _add_data_args(p: argparse.ArgumentParser) -> None:
@@ -72,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--xscale", choices=("log", "linear"), default="log",
                    help="token axis of the grid figures (default log; linear as in the Ouro "
                         "paper's figures)")
+    p.add_argument("--method", choices=("nuts", "laplace", "pathfinder"), default="nuts",
+                   help="nuts (default) samples the posterior; laplace or pathfinder draw "
+                        "from an approximation for a first look in seconds (labelled "
+                        "approximate; bayeslaw check refuses it)")
     _add_data_args(p)
     _add_sampler_args(p)
 
@@ -284,7 +298,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_fit(args: argparse.Namespace) -> int:
     """``bayeslaw fit``: fit, then write the figure, tables, diagnostics and the saved fit."""
-    from .fit import ConvergenceWarning, fit
+    from .fit import ApproximationWarning, ConvergenceWarning, fit
     from .report import write_fit_outputs
 
     data = _load_data(args)
@@ -294,18 +308,21 @@ def cmd_fit(args: argparse.Namespace) -> int:
     print(f"data: {data.source} - {len(data)} points, {len(data.runs)} runs", flush=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
+        warnings.simplefilter("always", ApproximationWarning)
         result = fit(data, args.spec, law=args.law, seed=args.seed, draws=args.draws,
                      tune=args.tune, chains=args.chains, backend=args.backend,
-                     progress=not args.no_progress and sys.stderr.isatty())
+                     progress=False if args.no_progress else None, method=args.method)
     grid = {"xscale": args.xscale} if C.D in data.columns else {}
     paths = write_fit_outputs(result, Path(args.out), **grid)
     print(result.summary().to_string(float_format=lambda v: f"{v:.4g}"))
     print(f"diagnostics: {result.diagnostics}")
     for w in caught:
-        if not issubclass(w.category, ConvergenceWarning):
+        if not issubclass(w.category, (ConvergenceWarning, ApproximationWarning)):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     for name, path in paths.items():
         print(f"wrote {name}: {path}")
+    if result.approximate:
+        print(f"warning: {APPROXIMATE_NOTE[result.method]}", file=sys.stderr)
     if not result.diagnostics.ok:
         print("warning: " + "; ".join(result.diagnostics.failures), file=sys.stderr)
         if args.strict:
@@ -378,6 +395,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .testing import check_convergence, posterior_predictive_check
 
     fitted = Fit.load(args.fit)
+    if fitted.approximate:
+        raise BayeslawError(
+            f"{args.fit} holds an approximate posterior ({fitted.method}): its draws are "
+            "independent draws of an approximation, not a Markov chain, so R-hat, ESS, "
+            "divergences and a posterior predictive check of them say nothing about the "
+            "posterior; refit with `bayeslaw fit --method nuts` and check that")
     thresholds = Thresholds(max_rhat=args.max_rhat, min_ess=args.min_ess,
                             max_divergences=args.max_divergences, min_bfmi=args.min_bfmi)
     results = [check_convergence(fitted, thresholds)]

@@ -60,11 +60,13 @@ def register_cached_digamma() -> None:
     global _digamma_registered
     if _digamma_registered:
         return
-    from pytensor.link.numba.dispatch.basic import (numba_funcify_and_cache_key,
-                                                     numba_njit,
-                                                     register_funcify_and_cache_key)
-    from pytensor.scalar.math import Psi
+    from pytensor.link.numba.dispatch.basic import (
+        numba_funcify_and_cache_key,
+        numba_njit,
+        register_funcify_and_cache_key,
+    )
     from pytensor.scalar.basic import ScalarOp
+    from pytensor.scalar.math import Psi
 
     if numba_funcify_and_cache_key.dispatch(Psi) is not numba_funcify_and_cache_key.dispatch(
             ScalarOp):  # PyTensor registered Psi itself: keep it
@@ -116,6 +118,8 @@ class Density:
         ``[flag, shift, factor]``; written by :meth:`identity` and :meth:`standardize`.
     dense : bool
         Whether the factor is the dense lower-triangular ``L`` (else its diagonal).
+    from_disk : bool
+        Whether numba loaded both callbacks from its cache (a process before compiled them).
     """
 
     compiled: Any
@@ -123,7 +127,14 @@ class Density:
     dense: bool
 
     @property
+    def from_disk(self) -> bool:
+        """Whether both callbacks were loaded from numba's cache instead of compiled."""
+        return bool(self.compiled.compiled_logp_func.cache_hits
+                    and self.compiled.compiled_expand_func.cache_hits)
+
+    @property
     def n(self) -> int:
+        """Unconstrained coordinates of the model."""
         return int(self.compiled.n_dim)
 
     def identity(self) -> None:
@@ -236,7 +247,9 @@ def _callback(kind: str, inner: Any, names: list[str], all_names: list[str],
     inner_key = _key_of(inner)
     key = None
     if inner_key is not None:
-        key = hashlib.sha256(f"{CODE_VERSION}|{inner_key}|{src}".encode()).hexdigest()
+        layout = repr([str(dtypes[name]) for name in names])  # the dtype_i globals
+        key = hashlib.sha256(
+            f"{CODE_VERSION}|{inner_key}|{layout}|{src}".encode()).hexdigest()
     fn = compile_numba_function_src(src, f"bl_{kind}", env, cache_key=key)
     f64p = numba.types.CPointer(numba.types.double)
     sig = (numba.types.int64(numba.types.uint64, numba.types.uint64, f64p, f64p,
@@ -252,9 +265,13 @@ def compile_model(model: Any) -> Density:
     initialization jittered, every variable stored) plus the affine map's buffer; the raw
     density (``identity``) equals nutpie's.
     """
-    from nutpie.compile_pymc import (CompiledPyMCModel, _make_functions,
-                                     _prepare_dims_and_coords, _wrap_with_lock,
-                                     make_user_data)
+    from nutpie.compile_pymc import (
+        CompiledPyMCModel,
+        _make_functions,
+        _prepare_dims_and_coords,
+        _wrap_with_lock,
+        make_user_data,
+    )
     from pymc.initial_point import make_initial_point_fn
 
     register_cached_digamma()

@@ -9,6 +9,8 @@ compiled model instead of recompiling.
 from __future__ import annotations
 
 import json
+import os
+import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +32,10 @@ from .priors import ModelSpec, resolve_spec
 
 class ConvergenceWarning(UserWarning):
     """A fit's diagnostics failed their thresholds (R-hat, ESS, divergences, BFMI)."""
+
+
+class ApproximationWarning(UserWarning):
+    """A fit's draws come from an approximation (Laplace, pathfinder), not from NUTS."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +62,17 @@ class Diagnostics:
     thresholds: Thresholds = field(default_factory=Thresholds)
     #: variables with a non-finite draw, or varying with an R-hat or ESS that is not a number
     undefined: tuple[str, ...] = ()
+    #: the approximate method that made the draws ("laplace", "pathfinder"); "" for NUTS
+    approximate: str = ""
 
     @property
     def failures(self) -> list[str]:
         """One line per failed check, naming the value and the threshold."""
         t, out = self.thresholds, []
+        if self.approximate:
+            return [f"approximate posterior ({self.approximate}): independent draws, not a "
+                    "Markov chain, so R-hat, ESS and divergences do not apply; refit with "
+                    "method='nuts' (bayeslaw fit --method nuts) to check convergence"]
         if self.undefined:
             out.append(f"R-hat or ESS not defined for {', '.join(self.undefined)} (non-finite "
                        "draws, or too few draws to judge)")
@@ -88,9 +100,11 @@ class Diagnostics:
                 "min_ess_tail": self.min_ess_tail, "divergences": self.divergences,
                 "min_bfmi": self.min_bfmi, "worst_rhat_var": self.worst_rhat_var,
                 "worst_ess_var": self.worst_ess_var, "undefined": list(self.undefined),
-                "ok": self.ok, "failures": self.failures}
+                "approximate": self.approximate, "ok": self.ok, "failures": self.failures}
 
     def __str__(self) -> str:
+        if self.approximate:
+            return self.failures[0]
         status = "OK" if self.ok else "FAILED: " + "; ".join(self.failures)
         return (f"R-hat max {self.max_rhat:.3f} | ESS bulk min {self.min_ess_bulk:.0f}, "
                 f"tail min {self.min_ess_tail:.0f} | divergences {self.divergences} | "
@@ -248,9 +262,13 @@ def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: 
         import nutpie
 
         t0 = time.perf_counter()
+        compiles = len(COMPILES)
         entry, compiled = _nutpie_compiled(spec, data, like)
         model = entry.model
         t1 = time.perf_counter()
+        info["compiled"] = ("now" if len(COMPILES) > compiles and not entry.density.from_disk
+                            else "loaded from disk" if len(COMPILES) > compiles
+                            else "in memory")
         compiled, start = _nutpie_start(entry, compiled, seed, settings)
         t2 = time.perf_counter()
         low_rank = settings.get("low_rank", "auto")
@@ -263,7 +281,7 @@ def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: 
             low_rank_modified_mass_matrix=bool(low_rank))
         t3 = time.perf_counter()
         warm = idata.warmup_sample_stats["n_steps"].values
-        info = {"compile_s": t1 - t0, "start_s": t2 - t1, "sample_s": t3 - t2,
+        info |= {"compile_s": t1 - t0, "start_s": t2 - t1, "sample_s": t3 - t2,
                 "warm_start": start is not None,
                 "start_evaluations": 0 if start is None else start.evaluations,
                 "tune_steps": int(warm.sum()),
@@ -288,9 +306,10 @@ def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: 
 def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None = None, *,
         law: str | None = None, seed: int = C.DEFAULT_SEED, draws: int | None = None,
         tune: int | None = None, chains: int | None = None, backend: str | None = None,
-        target_accept: float | None = None, progress: bool = False, strict: bool = False,
-        thresholds: Thresholds | None = None, like: LossData | None = None) -> Fit:
-    """Fit a loss law to ``data`` by NUTS and return a :class:`Fit`.
+        target_accept: float | None = None, progress: bool | None = None,
+        strict: bool = False, thresholds: Thresholds | None = None,
+        like: LossData | None = None, method: str = "nuts") -> Fit:
+    """Fit a loss law to ``data`` by NUTS (or a quick approximation) and return a :class:`Fit`.
 
     Parameters
     ----------
@@ -304,10 +323,12 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
         The same seed, data and settings give the same draws.
     draws, tune, chains, backend, target_accept : optional
         Override the spec's ``[sampler]`` table (``backend``: ``"nutpie"`` or ``"pymc"``).
-    progress : bool
-        Show the sampler's progress bar.
+    progress : bool, optional
+        Show nutpie's progress bar; default (None): when stderr is a terminal, and not in CI
+        (``CI`` set) or under pytest (:func:`default_progress`).
     strict : bool
-        Raise :class:`ConvergenceError` instead of warning when diagnostics fail.
+        Raise :class:`ConvergenceError` instead of warning when diagnostics fail (and for
+        an approximate ``method``, which has none).
     thresholds : Thresholds, optional
         Convergence thresholds.
     like : LossData, optional
@@ -315,10 +336,19 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
         it (a training split): held-out runs stay in the model, unobserved, so their
         parameters are drawn from the population, and the compiled model is reused across
         splits.
+    method : {"nuts", "laplace", "pathfinder"}
+        ``"nuts"`` samples; ``"laplace"`` and ``"pathfinder"`` draw from an approximation
+        for a first look (:mod:`bayeslaw.approx`; the same number of draws, as one chain).
+        Such a fit is labelled approximate everywhere and warns
+        (:class:`ApproximationWarning`).
 
     Returns
     -------
     Fit
+
+    After every fit one line on stderr gives the seconds spent compiling (and whether the
+    model came from memory, from numba's disk cache or was compiled now), in the warm start
+    and sampling; they are stored in ``fit.provenance["sampling"]``.
     """
     spec = resolve_spec(spec, law=law, columns=data.columns)
     overrides = {k: v for k, v in dict(draws=draws, tune=tune, chains=chains, backend=backend,
@@ -326,18 +356,75 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     settings = {**spec.sampler, **overrides}
     if settings["backend"] not in ("nutpie", "pymc"):
         raise SpecError(f"backend must be 'nutpie' or 'pymc', got {settings['backend']!r}")
-    idata, sampled = _sample(spec, data, settings, seed, progress, like)
+    if method not in ("nuts", *APPROXIMATE):
+        raise SpecError(f"method must be one of 'nuts', 'laplace', 'pathfinder', got "
+                        f"{method!r}")
+    if method != "nuts" and strict:
+        raise ConvergenceError(f"strict=True needs MCMC diagnostics, and method={method!r} "
+                               "gives an approximation with none: use method='nuts'")
+    progress = default_progress() if progress is None else bool(progress)
+    if method == "nuts":
+        idata, sampled = _sample(spec, data, settings, seed, progress, like)
+    else:
+        idata, sampled = _approximate(spec, data, settings, seed, method, like)
+    print(timing_line(method, sampled), file=sys.stderr, flush=True)
     for group in ("observed_data", "constant_data", "log_likelihood"):
         if group in idata.groups():
             del idata[group]
     provenance = {"seed": int(seed), "sampler": settings, "source": data.source,
                   "sha256": data.sha256, "notes": list(data.notes),
-                  "bayeslaw_version": __version__, "sampling": sampled}
+                  "bayeslaw_version": __version__, "sampling": sampled, "method": method}
     result = Fit(idata=idata, spec=spec, data=data, provenance=provenance,
                  thresholds=thresholds or Thresholds())
     result.attach_log_likelihood()
     result.check(strict=strict)
     return result
+
+
+#: The approximate methods of :func:`fit` (:mod:`bayeslaw.approx`).
+APPROXIMATE = ("laplace", "pathfinder")
+
+
+def default_progress() -> bool:
+    """Whether to show the progress bar: stderr is a terminal, not CI, not under pytest."""
+    ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+    return sys.stderr.isatty() and not ci and "PYTEST_CURRENT_TEST" not in os.environ
+
+
+def timing_line(method: str, info: Mapping[str, Any]) -> str:
+    """The line printed after a fit: compile, warm start and sampling seconds."""
+    parts = []
+    if "compile_s" in info:
+        how = f" ({info['compiled']})" if "compiled" in info else ""
+        parts.append(f"compile {info['compile_s']:.1f} s{how}")
+    if info.get("start_s"):
+        parts.append(f"{'mode' if method == 'laplace' else 'warm start'} "
+                     f"{info['start_s']:.1f} s")
+    if "sample_s" in info:
+        parts.append(f"{'sampling' if method == 'nuts' else method} {info['sample_s']:.1f} s")
+    label = "" if method == "nuts" else f" ({method}, approximate)"
+    return f"bayeslaw fit{label}: " + ", ".join(parts)
+
+
+def _approximate(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: int,
+                 method: str, like: LossData | None) -> tuple[Any, dict[str, Any]]:
+    """Draws of an approximate posterior (:mod:`bayeslaw.approx`) and what it took."""
+    import time
+
+    from . import approx
+
+    n_draws = int(settings["draws"]) * int(settings["chains"])
+    t0 = time.perf_counter()
+    if method == "pathfinder":
+        idata, info = approx.pathfinder(get_model(spec, data, like).model, seed, n_draws)
+        return idata, {**info, "compiled": "by pymc-extras"}
+    compiles = len(COMPILES)
+    entry, compiled = _nutpie_compiled(spec, data, like)
+    t1 = time.perf_counter()
+    where = ("in memory" if len(COMPILES) == compiles else
+             "loaded from disk" if entry.density.from_disk else "now")
+    idata, info = approx.laplace(compiled, entry.density, seed, n_draws)
+    return idata, {"compile_s": t1 - t0, "compiled": where, **info}
 
 
 def sample_prior_predictive(data: LossData,
@@ -384,9 +471,26 @@ class Fit:
     provenance: dict[str, Any]
     thresholds: Thresholds = field(default_factory=Thresholds)
 
+    @property
+    def method(self) -> str:
+        """``"nuts"``, or the approximation that made the draws (``"laplace"``, ...)."""
+        return str(self.provenance.get("method", "nuts"))
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the draws come from an approximation, not from NUTS."""
+        return self.method != "nuts"
+
+    @property
+    def label(self) -> str:
+        """The law's name, marked approximate where it is (figure titles, reports)."""
+        return (f"{self.spec.law} (approximate: {self.method})" if self.approximate
+                else self.spec.law)
+
     def __repr__(self) -> str:
         post = self.idata.posterior
-        state = "converged" if self.diagnostics.ok else "NOT converged"
+        state = ("converged" if self.diagnostics.ok else "NOT converged") if not \
+            self.approximate else f"approximate: {self.method}"
         return (f"Fit(law={self.spec.law!r}, runs={len(self.data.runs)}, "
                 f"points={len(self.data)}, draws={post.sizes['chain']}x{post.sizes['draw']}, "
                 f"{state})")
@@ -400,12 +504,29 @@ class Fit:
     # -- diagnostics -----------------------------------------------------------------------
     @cached_property
     def diagnostics(self) -> Diagnostics:
-        """Convergence diagnostics judged against :attr:`thresholds`."""
+        """Convergence diagnostics judged against :attr:`thresholds` (none apply to an
+        approximate fit: its one failure says so).
+        """
+        if self.approximate:
+            nan = float("nan")
+            return Diagnostics(nan, nan, nan, 0, nan, "", "", self.thresholds,
+                               approximate=self.method)
         return diagnose(self.idata, self.thresholds)
 
     def check(self, *, strict: bool = False, thresholds: Thresholds | None = None) -> Diagnostics:
         """Warn (or raise with ``strict``) when diagnostics fail; return them."""
-        diag = self.diagnostics if thresholds is None else diagnose(self.idata, thresholds)
+        diag = (self.diagnostics if thresholds is None or self.approximate
+                else diagnose(self.idata, thresholds))
+        if self.approximate:
+            if strict:
+                raise ConvergenceError(diag.failures[0])
+            k = self.provenance.get("sampling", {}).get("pareto_k")
+            extra = (f"; pathfinder's Pareto k is {k:.2f} (> 0.7: its importance weights, "
+                     "and so its draws, are unreliable here)" if k is not None and k > 0.7
+                     else "")
+            warnings.warn(diag.failures[0] + "; a first look, not a checked posterior" + extra,
+                          ApproximationWarning, stacklevel=3)
+            return diag
         if not diag.ok:
             msg = "sampling did not converge: " + "; ".join(diag.failures)
             if strict:
@@ -445,11 +566,14 @@ class Fit:
         import arviz as az
 
         names = self.coefficient_names()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            warnings.simplefilter("ignore", UserWarning)
-            table = az.summary(self.idata, var_names=names, kind="all", hdi_prob=prob,
-                               stat_focus="mean")
+        if self.approximate:  # one "chain" of independent draws: nothing to diagnose
+            table = pd.DataFrame(np.nan, index=names, columns=["r_hat", "ess_bulk", "ess_tail"])
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                warnings.simplefilter("ignore", UserWarning)
+                table = az.summary(self.idata, var_names=names, kind="all", hdi_prob=prob,
+                                   stat_focus="mean")
         lo, hi = (1 - prob) / 2, 1 - (1 - prob) / 2
         q = {n: np.quantile(self.draws(n), [lo, hi]) for n in names}
         pct = f"{int(round(prob * 100))}%"
@@ -462,6 +586,9 @@ class Fit:
             "ess_bulk": table["ess_bulk"].reindex(names).to_numpy(),
             "ess_tail": table["ess_tail"].reindex(names).to_numpy(),
         }, index=pd.Index(names, name="coefficient"))
+        if self.approximate:  # no chain to diagnose: say what made the draws instead
+            out = out.drop(columns=["r_hat", "ess_bulk", "ess_tail"])
+            out["method"] = f"{self.method} (approximate)"
         return out
 
     # -- log-likelihood --------------------------------------------------------------------
@@ -506,6 +633,8 @@ class Fit:
             "bayeslaw_format_version": C.FIT_FORMAT_VERSION,
             "bayeslaw_spec": self.spec.to_json(),
             "bayeslaw_provenance": json.dumps(self.provenance, sort_keys=True),
+            "bayeslaw_method": (f"{self.method} (approximate)" if self.approximate
+                                else self.method),
             "bayeslaw_data": json.dumps({"source": self.data.source, "sha256": self.data.sha256,
                                          "has_runs": self.data.has_runs,
                                          "notes": list(self.data.notes),

@@ -294,7 +294,7 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     order = [REAL, PRED_MEDIAN, *(pred_band_label(p) for p in sorted(probs)), "end of data"]
     legend = {lab: found[lab] for lab in order if lab in found}
     bands = " / ".join(f"{band_tag(p)}%" for p in sorted(probs))
-    title = f"{fit.spec.law}: Real = observed, Pred = posterior median and {bands} {kind} bands"
+    title = f"{fit.label}: Real = observed, Pred = posterior median and {bands} {kind} bands"
     if extend_to and extend_to > float(frame[C.D].max()):
         title += f"; forecast to {_tokens_text(extend_to)} tokens"
     if add_N:
@@ -461,7 +461,7 @@ def plot_residuals(fit: Fit, *, color_by: str | None = None, ax: Any = None,
     ax.set_ylabel("observed - posterior median")
     ax.grid(alpha=0.3, lw=0.5)
     ax.legend(fontsize=8, frameon=False, markerscale=2)
-    ax.set_title(f"{fit.spec.law}: residuals against "
+    ax.set_title(f"{fit.label}: residuals against "
                  f"{'tokens' if x_col == C.D else 'model size'}", fontsize=10)
     return ax.figure
 
@@ -522,7 +522,7 @@ def plot_final_losses(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
     ax.grid(alpha=0.3, lw=0.5)
     ax.legend(fontsize=8, frameon=False)
     bands = " / ".join(f"{p:.0%}" for p in sorted(probs))
-    ax.set_title(f"{fit.spec.law}: observed (dots), median (dashed), {bands} {kind} bands",
+    ax.set_title(f"{fit.label}: observed (dots), median (dashed), {bands} {kind} bands",
                  fontsize=10)
     return ax.figure
 
@@ -589,7 +589,7 @@ def plot_group_effects(fit: Fit, *, prob: float = 0.9, seed: int = 0,
     for ax in list(axes.flat)[len(effects):]:
         ax.set_visible(False)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.suptitle(f"{fit.spec.law}: group effects and their shrinkage", fontsize=10)
+    fig.suptitle(f"{fit.label}: group effects and their shrinkage", fontsize=10)
     fig.tight_layout(rect=(0, 0.08 / nrow, 1, 1))
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False,
                fontsize=8)

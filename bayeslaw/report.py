@@ -45,6 +45,9 @@ def diagnostics_table(fit: Fit) -> pd.DataFrame:
 
 def _sampler_sentence(fit: Fit) -> str:
     s = fit.provenance["sampler"]
+    if fit.approximate:
+        return (f"APPROXIMATE posterior: {s['chains'] * s['draws']} independent draws of the "
+                f"{fit.method} approximation (no MCMC), seed {fit.provenance['seed']}.")
     return (f"Sampler: {s['backend']}, {s['chains']} chains x {s['draws']} draws "
             f"({s['tune']} tuning), seed {fit.provenance['seed']}.")
 
@@ -52,8 +55,10 @@ def _sampler_sentence(fit: Fit) -> str:
 def diagnostics_markdown(fit: Fit) -> str:
     """Diagnostics as a short Markdown section: what was checked and what failed."""
     d = fit.diagnostics
+    verdict = (f"approximate ({fit.method}), not checked" if fit.approximate
+               else "converged" if d.ok else "NOT converged")
     lines = ["# Sampling diagnostics", "",
-             f"Verdict: **{'converged' if d.ok else 'NOT converged'}**"
+             f"Verdict: **{verdict}**"
              + ("" if d.ok else " - " + "; ".join(d.failures)), "",
              "| check | value | threshold | worst variable |", "|---|---|---|---|"]
     lines += [f"| {check} | {' | '.join(row)} |"
@@ -94,8 +99,9 @@ def write_fit_outputs(fit: Fit, out: Path, **grid_options: Any) -> dict[str, Pat
                                            lambda tmp: table.to_csv(tmp)),
         "coefficients (markdown)": atomic_write_text(
             out / "coefficients.md",
-            f"# Coefficients of `{fit.spec.law}`\n\nPosterior mean, sd, central 94% "
-            "interval, R-hat and effective sample sizes. `a`, `b`, `c` are each term's loss "
+            f"# Coefficients of `{fit.label}`\n\nPosterior mean, sd, central 94% "
+            "interval, R-hat and effective sample sizes (an approximate fit has a method "
+            "column instead). `a`, `b`, `c` are each term's loss "
             "contribution at the reference point "
             f"({', '.join(f'{k} = {v:g}' for k, v in fit.spec.reference.items())}); "
             "`A`, `B`, `C` are the textbook coefficients.\n\n" + markdown_table(table)),
@@ -212,7 +218,8 @@ def _spec_section(fit: Fit, title: str, level: int) -> Section:
 
 def _diagnostics_section(fit: Fit, title: str, level: int) -> Section:
     d = fit.diagnostics
-    verdict = ("All convergence checks passed." if d.ok
+    verdict = (f"APPROXIMATE: {d.failures[0]}." if fit.approximate
+               else "All convergence checks passed." if d.ok
                else "Sampling did NOT converge: " + "; ".join(d.failures) + ".")
     return Section(title, (Block(
         f"{verdict} Each row is a check's worst value over every posterior variable, against "
@@ -440,6 +447,8 @@ def fit_sections(fit: Fit, *, name: str | None = None, level: int = 2,
     """
     tag = f"report-{slug(name)}-" if name else "report-"
     pre = f"{name}: " if name else ""
+    if fit.approximate:  # every section's title says so
+        pre += f"(approximate: {fit.method}) "
     return [
         _data_section(fit, f"{pre}Data", level),
         _spec_section(fit, f"{pre}Priors and hierarchy", level),

@@ -42,14 +42,13 @@ def main(argv=None) -> int:
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--ops", type=int, default=25, help="rows of the op and apply tables")
     args = ap.parse_args(argv)
+    import nutpie
     import pytensor
 
     import bayeslaw as bl
     from bayeslaw.fit import _nutpie_compiled
     from bayeslaw.priors import load_spec
     from bayeslaw.simulate import bundled_path
-    import nutpie
-
     from bayeslaw.warmstart import LogDensity, find_mode, standardized
 
     data, spec = bl.load(bundled_path()), load_spec(law="looped_total")

@@ -1,0 +1,152 @@
+"""Approximate posteriors (``fit(method="laplace" | "pathfinder")``): exact where the theory
+says so, labelled approximate in every output, refused by ``bayeslaw check``, and a 5-fold
+backtest that compiles each model structure once (no MCMC: Laplace draws)."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from bayeslaw.errors import ConvergenceError
+from bayeslaw.fit import ApproximationWarning
+
+
+def _laplace_fit(data, **kwargs):
+    from bayeslaw.fit import fit
+
+    with pytest.warns(ApproximationWarning, match="approximate posterior \\(laplace\\)"):
+        return fit(data, law="looped_total", method="laplace", seed=3, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def laplace_fit(small_sweep):
+    return _laplace_fit(small_sweep[0])
+
+
+def test_laplace_is_exact_for_a_normal_posterior():
+    """y_i ~ N(mu, 1), mu ~ N(0, 10): the posterior is normal, so Laplace's draws have its
+    mean and variance up to Monte Carlo error (4,000 draws: 4 standard errors of the mean,
+    and the variance's 99.99% chi-square range)."""
+    import pymc as pm
+    from scipy import stats
+
+    from bayeslaw.approx import laplace
+    from bayeslaw.compiled import compile_model
+
+    y = np.random.default_rng(5).normal(0.8, 1.0, size=30)
+    with pm.Model() as model:
+        pm.Normal("mu", 0.0, 10.0)
+        pm.Normal("y", model["mu"], 1.0, observed=y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # PyTensor's BLAS notice
+        density = compile_model(model)
+    idata, info = laplace(density.compiled, density, seed=2, n_draws=4000)
+    var = 1.0 / (len(y) + 1.0 / 100.0)
+    mean = y.sum() * var
+    draws = idata.posterior["mu"].values.ravel()
+    assert draws.shape == (4000,) and info["start_evaluations"] > 0
+    assert abs(draws.mean() - mean) < 4 * np.sqrt(var / 4000)
+    lo, hi = stats.chi2.ppf([5e-5, 1 - 5e-5], 3999) / 3999
+    assert lo < draws.var(ddof=1) / var < hi
+
+
+def test_an_approximate_fit_says_so_everywhere(laplace_fit, tmp_path):
+    import matplotlib.pyplot as plt
+
+    from bayeslaw.fit import Fit
+    from bayeslaw.plots import plot_grid
+    from bayeslaw.report import build_report
+
+    f = laplace_fit
+    assert f.approximate and f.method == "laplace" and "approximate: laplace" in repr(f)
+    assert f.idata.posterior.sizes["chain"] == 1
+    assert f.idata.posterior.sizes["draw"] == 4000  # the spec's 4 chains x 1,000 draws
+    table = f.summary()
+    assert (table["method"] == "laplace (approximate)").all() and "r_hat" not in table
+    assert np.isfinite(table["mean"]).all() and (table["sd"] > 0).all()
+    assert not f.diagnostics.ok and "approximate posterior (laplace)" in str(f.diagnostics)
+    assert f.diagnostics.to_dict()["approximate"] == "laplace"
+    with pytest.raises(ConvergenceError, match="approximate posterior"):
+        f.check(strict=True)
+    fig = plot_grid(f)
+    assert "approximate: laplace" in fig._suptitle.get_text()
+    plt.close(fig)
+    md = build_report(f).to_markdown()
+    assert "(approximate: laplace) Diagnostics" in md and "APPROXIMATE" in md
+    path = f.save(tmp_path / "fit.nc")
+    import arviz as az
+
+    attrs = az.from_netcdf(path, engine="h5netcdf").posterior.attrs
+    assert attrs["bayeslaw_method"] == "laplace (approximate)"
+    assert json.loads(attrs["bayeslaw_provenance"])["method"] == "laplace"
+    back = Fit.load(path)
+    assert back.approximate and back.method == "laplace"
+    pred = back.predict(f.data.frame.head(5))
+    assert np.isfinite(pred.table["median"]).all()
+
+
+def test_check_refuses_an_approximate_fit(laplace_fit, tmp_path, capsys):
+    from bayeslaw.cli import main
+
+    path = laplace_fit.save(tmp_path / "fit.nc")
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "approximate posterior (laplace)" in err and "--method nuts" in err
+    assert "Traceback" not in err
+
+
+def test_strict_refuses_an_approximate_method(small_sweep):
+    from bayeslaw.fit import fit
+
+    with pytest.raises(ConvergenceError, match="strict=True needs MCMC diagnostics"):
+        fit(small_sweep[0], method="laplace", strict=True)
+    with pytest.raises(Exception, match="method must be one of"):
+        fit(small_sweep[0], method="advi")
+
+
+def test_pathfinder_gives_a_labelled_fit(small_sweep):
+    pytest.importorskip("pymc_extras", reason="the optional extra bayeslaw[approx]")
+    from bayeslaw.fit import fit
+
+    with pytest.warns(ApproximationWarning, match="approximate posterior \\(pathfinder\\)"):
+        f = fit(small_sweep[0], method="pathfinder", seed=1, draws=250, chains=2)
+    assert f.approximate and f.idata.posterior.sizes["draw"] == 500
+    assert np.isfinite(f.summary()["mean"]).all()
+    info = f.provenance["sampling"]
+    assert info["successful_paths"] >= 1 and np.isfinite(info["pareto_k"])
+
+
+def test_pathfinder_without_the_extra_names_it(small_sweep, monkeypatch):
+    import sys
+
+    from bayeslaw.errors import BayeslawError
+    from bayeslaw.fit import fit
+
+    monkeypatch.setitem(sys.modules, "pymc_extras", None)
+    with pytest.raises(BayeslawError, match=r"bayeslaw\[approx\]"):
+        fit(small_sweep[0], method="pathfinder")
+
+
+def test_a_five_fold_backtest_compiles_each_structure_once(small_sweep):
+    """Count the compiles: every structure the folds need is compiled at most once (and not
+    at all when an earlier test compiled it), and a second backtest compiles nothing."""
+    from bayeslaw import fit as fitmod
+    from bayeslaw.backtest import backtest, parse_split
+    from bayeslaw.priors import load_spec
+
+    data, spec = small_sweep[0], load_spec(law="looped_total")
+    parts = parse_split(data, "kfold:5", seed=1)
+    assert len(parts) == 5
+    needed = {fitmod._cache_key(spec, data, data.select(p.train, "train")) for p in parts}
+    cached = set(fitmod._CACHE)
+    before = len(fitmod.COMPILES)
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ApproximationWarning)
+            res = backtest(data, spec, "kfold:5", seed=1, baseline=False, method="laplace",
+                           draws=100, chains=2)
+        assert len(res.table) == 5 and np.isfinite(res.table["mape"]).all()
+    new = fitmod.COMPILES[before:]
+    assert len(new) == len(set(new))  # never the same structure twice
+    assert set(new) == needed - cached
