@@ -504,8 +504,9 @@ class Fit:
     # -- diagnostics -----------------------------------------------------------------------
     @cached_property
     def diagnostics(self) -> Diagnostics:
-        """Convergence diagnostics judged against :attr:`thresholds` (none apply to an
-        approximate fit: its one failure says so).
+        """Convergence diagnostics judged against :attr:`thresholds`.
+
+        None apply to an approximate fit: its one failure says so.
         """
         if self.approximate:
             nan = float("nan")
