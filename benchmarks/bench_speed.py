@@ -7,11 +7,12 @@ cold process's; PyTensor's and numba's on-disk caches are shared unless ``--cold
 "old" is a git worktree of 5d06e18 at ``/tmp/bayeslaw_5d06e18`` (created when absent) on
 ``PYTHONPATH``; "new" is this working tree.
 
-Measured in the child, by wrapping ``nutpie.compile_pymc_model`` and ``nutpie.sample``:
+Measured in the child, by wrapping ``nutpie.compile_pymc_model`` (the old code's compile),
+``bayeslaw.compiled.compile_model`` (the current code's) and ``nutpie.sample``:
 
-* compile s (nutpie's compile), sample s (nutpie's sampling, warm-up included), total s (the
-  ``fit()`` call: compile, warm start where the version has one, sampling, diagnostics,
-  pointwise log-likelihood); other s = total - compile - sample;
+* compile s (the compile of the model for nutpie), sample s (nutpie's sampling, warm-up
+  included), total s (the ``fit()`` call: compile, warm start where the version has one,
+  sampling, diagnostics, pointwise log-likelihood); other s = total - compile - sample;
 * leapfrog steps of warm-up and of the draws (nutpie's ``n_steps``, warm-up saved for that and
   dropped again unless the version asked for it);
 * us/grad: one log density + gradient of the object handed to ``nutpie.sample`` (the current
@@ -27,6 +28,7 @@ Sections (default: every pair with seed 1, then ``--cli``)::
     python benchmarks/bench_speed.py --scaling                # misfitting sizes, new code
     python benchmarks/bench_speed.py --scaling --scaling-old  # ... and the old code
     python benchmarks/bench_speed.py --cli                    # only the README's command
+    python benchmarks/bench_speed.py --compile --pairs bundled  # compile: 1st vs 2nd process
 
 ``--scaling``: the whole misfitting curves (``misfitting_all``: 4,816 points, 240 runs)
 thinned within runs (log-spaced, last point kept; the largest cap per run whose total stays
@@ -34,6 +36,12 @@ under the target: 461, 995, 1,917 points) and all, every run kept, fitted with
 ``chinchilla_curves``; the least-squares slope of log sample s (and log us/grad)
 on log points.  ``--scaling-scope 1e9`` uses the benchmark scope (checkpoints past 10% of
 their run and 1e9 tokens: 408, 929, 1,998 and 3,567 points, 151 runs) instead.
+
+``--compile``: for each selected pair and version, two fresh processes that only build the
+model and compile it for nutpie, sharing one cache folder that was empty before the first
+(``PYTENSOR_FLAGS=base_compiledir=...``: PyTensor's C and numba caches both live there, and
+``NUMBA_CACHE_DIR``): the first process's compile is cold, the second's is what every later
+``bayeslaw fit``, notebook kernel or test process of the same model pays.
 
 ``--cli``: wall time of ``python -m bayeslaw.cli fit <bundled csv> --out <tmp>`` for both
 versions.
@@ -125,6 +133,21 @@ def install_probe(nutpie: ModuleType) -> dict[str, Any]:
 
     nutpie.compile_pymc_model = compile_pymc_model
     nutpie.sample = sample
+    try:  # the current code compiles through bayeslaw.compiled, not nutpie's compile
+        import bayeslaw.compiled as own
+    except ImportError:
+        return probe
+    own_orig = own.compile_model
+
+    def compile_model(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        out = own_orig(*args, **kwargs)
+        probe["compile_s"] += time.perf_counter() - t0
+        probe["compiles"] += 1
+        probe["from_disk"] = out.from_disk
+        return out
+
+    own.compile_model = compile_model
     return probe
 
 
@@ -204,11 +227,46 @@ def child_measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
         row.update(time_logp(probe["compiled"]))
 
 
+def child_compile(args: argparse.Namespace, row: dict[str, Any]) -> None:
+    """Build the pair's model and compile it for nutpie, nothing more (into ``row``).
+
+    The old code compiles with ``nutpie.compile_pymc_model``, the current one with
+    ``bayeslaw.compiled.compile_model`` (its warm-start buffer included), as each one's
+    ``fit`` does; model s is building the PyMC model (both versions' ``get_model``).
+    """
+    t0 = time.perf_counter()
+    import nutpie
+
+    import bayeslaw
+    import bayeslaw.fit
+    from bayeslaw.priors import resolve_spec
+
+    row.update(import_s=time.perf_counter() - t0, bayeslaw_file=bayeslaw.__file__)
+    pairs = load_pairs()
+    frame, _ = child_frame(pairs, args.pair, args.table, args.points)
+    data = bayeslaw.load(frame)
+    spec = resolve_spec(pairs.PAIRS[args.pair].spec, law=None, columns=data.columns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        model = bayeslaw.fit.get_model(spec, data).model
+        t1 = time.perf_counter()
+        try:
+            from bayeslaw.compiled import compile_model
+        except ImportError:
+            nutpie.compile_pymc_model(model)
+            row["from_disk"] = None
+        else:
+            row["from_disk"] = compile_model(model).from_disk
+        t2 = time.perf_counter()
+    row.update(points=len(data), runs=len(data.runs), model_s=t1 - t0, compile_s=t2 - t1)
+
+
 def child_main(args: argparse.Namespace) -> int:
     """Print one JSON line (prefixed ``BENCH_JSON``) with the results or the error."""
     row: dict[str, Any] = {}
     try:
-        child_measure(args, row)
+        (child_compile if args.compile_only else child_measure)(args, row)
     except BaseException as exc:  # a child reports every failure as a row
         row.update(error=f"{type(exc).__name__}: {exc}"[:500],
                    traceback=traceback.format_exc()[-2000:])
@@ -232,33 +290,37 @@ def ensure_worktree() -> Path:
     return OLD_ROOT
 
 
-def version_env(version: str, cold: bool) -> dict[str, str]:
-    """The environment of a child: PYTHONPATH at the version, optionally empty caches."""
+def version_env(version: str, cold: bool, cache: Path | None = None) -> dict[str, str]:
+    """The environment of a child: PYTHONPATH at the version, optionally empty caches
+    (``cold``: a new empty folder; ``cache``: that folder, shared by the children given it).
+    """
     env = dict(os.environ)
     env["PYTHONPATH"] = str(OLD_ROOT if version == "old" else ROOT)
-    if cold:
-        cache = Path(tempfile.mkdtemp(prefix=f"bench_speed_cache_{version}_"))
+    if cold or cache is not None:
+        cache = cache or Path(tempfile.mkdtemp(prefix=f"bench_speed_cache_{version}_"))
         flags = env.get("PYTENSOR_FLAGS", "")
-        env["PYTENSOR_FLAGS"] = ",".join(filter(None, [flags, f"compiledir={cache / 'pt'}"]))
+        env["PYTENSOR_FLAGS"] = ",".join(filter(None, [flags,
+                                                       f"base_compiledir={cache / 'pt'}"]))
         env["NUMBA_CACHE_DIR"] = str(cache / "numba")
     return env
 
 
 def run_child(version: str, pair: str, seed: int, args: argparse.Namespace, *,
-              section: str = "pairs", table: str | None = None, points: int = 0
-              ) -> dict[str, Any]:
+              section: str = "pairs", table: str | None = None, points: int = 0,
+              cache: Path | None = None, process: int = 0) -> dict[str, Any]:
     """One measurement in a fresh process; failures become a row with ``error``."""
     pairs = load_pairs()
     base = {"section": section, "pair": pair, "spec": pairs.PAIRS[pair].spec,
             "table": table or pair.split("@", 1)[1], "version": version, "seed": seed,
-            "points_target": points}
+            "points_target": points, **({"process": process} if process else {})}
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--pair", pair,
-           "--seed", str(seed), "--points", str(points), *(["--table", table] if table else [])]
+           "--seed", str(seed), "--points", str(points), *(["--table", table] if table else []),
+           *(["--compile-only"] if section == "compile" else [])]
     print(f"[{version}] {pair} seed {seed}" + (f" points {points or 'all'}" if section ==
                                                 "scaling" else ""), flush=True)
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=version_env(version, args.cold_cache),
+        proc = subprocess.run(cmd, cwd=ROOT, env=version_env(version, args.cold_cache, cache),
                               capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
         return {**base, "error": f"timed out after {args.timeout} s"}
@@ -267,6 +329,11 @@ def run_child(version: str, pair: str, seed: int, args: argparse.Namespace, *,
         tail = " / ".join(proc.stderr.strip().splitlines()[-5:])
         return {**base, "error": f"exit {proc.returncode}, no result: {tail}"[:500]}
     row = {**base, **json.loads(found[-1]), "child_wall_s": time.perf_counter() - t0}
+    if section == "compile":
+        print("   " + (f"error: {row['error']}" if row.get("error") else
+                       f"process {process}: compile {row['compile_s']:.1f} s, model "
+                       f"{row['model_s']:.1f} s"), flush=True)
+        return row
     print("   " + (f"error: {row['error']}" if row.get("error") else
                    f"total {row['total_s']:.1f} s, sample {row['sample_s']:.1f} s, "
                    f"{row.get('us_per_grad', math.nan):.0f} us/grad, "
@@ -416,6 +483,38 @@ def scaling_tables(rows: list[dict[str, Any]]) -> list[str]:
     return out + ([""] + errors if errors else [])
 
 
+def compile_tables(rows: list[dict[str, Any]]) -> list[str]:
+    """Compile seconds of a first and a second process sharing one empty cache folder."""
+    rows = [r for r in rows if r["section"] == "compile"]
+    if not rows:
+        return []
+    out = ["## Compile: a first and a second process (one empty cache folder per version)", "",
+           "Each child builds the pair's model and compiles it for nutpie, nothing else; "
+           "both processes of a version share a cache folder that was empty before the "
+           "first (PyTensor's compiledir with its numba cache).", "",
+           "| pair | version | points | compile s, 1st | compile s, 2nd | 2nd / 1st | "
+           "2nd from disk | model s, 2nd |", "| --- " * 8 + "|"]
+    keyed = {(r["pair"], r["version"], r.get("process")): r for r in rows}
+    for pair, version in dict.fromkeys((r["pair"], r["version"]) for r in rows):
+        first, second = keyed.get((pair, version, 1)), keyed.get((pair, version, 2))
+        a = first.get("compile_s") if _ok(first) else None
+        b = second.get("compile_s") if _ok(second) else None
+        points = next((r.get("points") for r in (first, second) if _ok(r)), None)
+        out.append(f"| {pair} | {version} | {fmt(points, '.0f')} | {fmt(a, '.1f')} | "
+                   f"{fmt(b, '.1f')} | {fmt(b / a if a and b else None, '.2f')} | "
+                   f"{fmt(second.get('from_disk') if _ok(second) else None, 'yn')} | "
+                   f"{fmt(second.get('model_s') if _ok(second) else None, '.1f')} |")
+    new = {r["pair"]: r for r in rows if r["version"] == "new" and r.get("process") == 2}
+    old = {r["pair"]: r for r in rows if r["version"] == "old" and r.get("process") == 2}
+    both = [p for p in new if p in old and _ok(new[p]) and _ok(old[p])]
+    if both:
+        out += ["", "Second process, old compile / new compile: " + ", ".join(
+            f"{p} {old[p]['compile_s'] / new[p]['compile_s']:.1f}x" for p in both)]
+    errors = [f"- {r['pair']} {r['version']} process {r.get('process')}: {r['error']}"
+              for r in rows if r.get("error")]
+    return out + ([""] + errors if errors else [])
+
+
 def cli_tables(rows: list[dict[str, Any]]) -> list[str]:
     """Wall time of the README command, old and new, and their ratio."""
     rows = [r for r in rows if r["section"] == "cli"]
@@ -480,7 +579,7 @@ class Recorder:
         frame = frame[first + [c for c in frame.columns if c not in first]].convert_dtypes()
         atomic_text(self.csv, frame.to_csv(index=False))
         body = pairs_tables(self.rows) + [""] + scaling_tables(self.rows) + [""] \
-            + cli_tables(self.rows)
+            + compile_tables(self.rows) + [""] + cli_tables(self.rows)
         atomic_text(self.md, "\n".join(self.header + body).rstrip() + "\n")
 
 
@@ -496,6 +595,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--scaling-scope", choices=sorted(SCALING_TABLES), default="all",
                    help="all: every misfitting checkpoint; 1e9: past 10%% and 1e9 tokens")
     p.add_argument("--cli", action="store_true", help="time the README's bayeslaw fit")
+    p.add_argument("--compile", action="store_true",
+                   help="compile seconds of a first and a second process (pairs: --pairs)")
     p.add_argument("--cold-cache", action="store_true",
                    help="empty PyTensor and numba caches for every child")
     p.add_argument("--timeout", type=float, default=7200.0, help="seconds per child")
@@ -505,6 +606,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--table", help=argparse.SUPPRESS)
     p.add_argument("--points", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--compile-only", action="store_true", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -513,8 +615,16 @@ def run_sections(args: argparse.Namespace, rec: Recorder) -> None:
     pairs = load_pairs()
     seeds = [int(s) for s in args.seeds.split(",") if s]
     versions = ["new"] if args.skip_old else ["old", "new"]
-    do_pairs = bool(args.pairs) or not (args.scaling or args.cli)
-    do_cli = args.cli or not (args.pairs or args.scaling)
+    do_pairs = (bool(args.pairs) and not args.compile) or not (args.scaling or args.cli
+                                                               or args.compile)
+    do_cli = args.cli or not (args.pairs or args.scaling or args.compile)
+    if args.compile:
+        for pair in pairs.select(args.pairs):
+            for version in versions:
+                cache = Path(tempfile.mkdtemp(prefix=f"bench_speed_compile_{version}_"))
+                for process in (1, 2):
+                    rec.add(run_child(version, pair.name, seeds[0], args, section="compile",
+                                      cache=cache, process=process))
     if do_pairs:
         for pair in pairs.select(args.pairs):
             for seed in seeds:
@@ -542,7 +652,8 @@ def main(argv: list[str] | None = None) -> int:
     rec = Recorder(args, argv)
     print(f"rows -> {rec.csv}\ntables -> {rec.md}", flush=True)
     run_sections(args, rec)
-    print("\n".join(pairs_tables(rec.rows) + scaling_tables(rec.rows) + cli_tables(rec.rows)))
+    print("\n".join(pairs_tables(rec.rows) + scaling_tables(rec.rows)
+                    + compile_tables(rec.rows) + cli_tables(rec.rows)))
     return 0
 
 
