@@ -7,7 +7,8 @@ to every variable, exactly as NUTS draws are.  ``method="pathfinder"`` runs pymc
 ``fit_pathfinder`` (the optional extra ``bayeslaw[approx]``) on the same PyMC model.
 
 Both give independent draws, not a Markov chain, stored as one chain: R-hat, ESS and
-divergences do not apply, so :class:`bayeslaw.fit.Fit` labels such a fit approximate in
+divergences do not apply; each reports the Pareto k of its importance ratios (pathfinder's
+own; for Laplace, posterior / approximation at its draws), the approximation's own check, so :class:`bayeslaw.fit.Fit` labels such a fit approximate in
 its summary, figures, report and saved file, and ``bayeslaw check`` refuses it.  How close
 each approximation comes to NUTS is measured in ``benchmarks/bench_approx.py``.
 """
@@ -81,8 +82,29 @@ def laplace(compiled: Any, density: Any, seed: int, n_draws: int) -> tuple[Any, 
             raise BayeslawError(f"the compiled model failed to expand Laplace draw {i} "
                                 f"(code {code}); use method='nuts'")
     idata = az.InferenceData(posterior=_posterior(compiled, out))
+    k = _pareto_k(compiled, points, z)
     return idata, {"start_s": t1 - t0, "sample_s": time.perf_counter() - t1,
-                   "start_evaluations": mode.evaluations}
+                   "start_evaluations": mode.evaluations, "pareto_k": k}
+
+
+def _pareto_k(compiled: Any, points: np.ndarray, z: np.ndarray) -> float:
+    """Pareto k of the importance ratios posterior / Laplace at the draws (Yao et al. 2018).
+
+    The draws are kept as they are (not reweighted); k says how far the posterior is from
+    the approximation's normal shape: below 0.7 the approximation is usable for a first look,
+    above it the posterior's tails or skew differ (hierarchical sds often do).
+    """
+    import arviz as az
+
+    from .warmstart import LogDensity
+
+    density = LogDensity(compiled)
+    logp = np.array([density(x)[0] for x in points])
+    log_ratio = logp + 0.5 * np.sum(z * z, axis=1)  # log q up to a constant
+    log_ratio = np.where(np.isfinite(log_ratio), log_ratio, -np.inf)
+    with np.errstate(all="ignore"):
+        _, k = az.psislw(log_ratio - np.max(log_ratio))
+    return float(k)
 
 
 def pathfinder(model: Any, seed: int, n_draws: int) -> tuple[Any, dict]:

@@ -522,8 +522,8 @@ class Fit:
             if strict:
                 raise ConvergenceError(diag.failures[0])
             k = self.provenance.get("sampling", {}).get("pareto_k")
-            extra = (f"; pathfinder's Pareto k is {k:.2f} (> 0.7: its importance weights, "
-                     "and so its draws, are unreliable here)" if k is not None and k > 0.7
+            extra = (f"; its Pareto k is {k:.2f} (> 0.7: the posterior is far from the "
+                     f"{self.method} approximation here)" if k is not None and k > 0.7
                      else "")
             warnings.warn(diag.failures[0] + "; a first look, not a checked posterior" + extra,
                           ApproximationWarning, stacklevel=3)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 from . import constants as C
 from .errors import DataError, FitFileError, SpecError
@@ -254,9 +254,16 @@ def log_density(fit: Fit, y: np.ndarray, mu: np.ndarray, scale: np.ndarray) -> n
     """
     y = np.asarray(y, float)
     y = y[None, :] if y.ndim == 1 else y
+    # written out rather than scipy.stats' logpdf, which evaluates both gammaln terms at
+    # every point after broadcasting nu (S, n): here they are one constant per draw
+    z = (y - mu) / scale
+    log_scale = np.log(scale)
     if fit.spec.likelihood.family == "student_t":
-        return stats.t.logpdf(y, df=fit.draws("nu")[:, None], loc=mu, scale=scale)
-    return stats.norm.logpdf(y, loc=mu, scale=scale)
+        nu = np.asarray(fit.draws("nu"), float)[:, None]
+        const = special.gammaln((nu + 1.0) / 2.0) - special.gammaln(nu / 2.0) \
+            - 0.5 * np.log(nu * np.pi)
+        return const - log_scale - (nu + 1.0) / 2.0 * np.log1p(z * z / nu)
+    return -0.5 * np.log(2.0 * np.pi) - log_scale - 0.5 * z * z
 
 
 def log_likelihood(fit: Fit, points: pd.DataFrame, *, seed: int = 0,

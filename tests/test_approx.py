@@ -150,3 +150,33 @@ def test_a_five_fold_backtest_compiles_each_structure_once(small_sweep):
     new = fitmod.COMPILES[before:]
     assert len(new) == len(set(new))  # never the same structure twice
     assert set(new) == needed - cached
+
+
+def test_every_fit_prints_and_stores_its_seconds(small_sweep, laplace_fit, capsys):
+    """The timing line on stderr and the provenance agree; a refit of a structure already
+    compiled in this process says it came from memory."""
+    capsys.readouterr()
+    f = _laplace_fit(small_sweep[0])
+    err = capsys.readouterr().err
+    info = f.provenance["sampling"]
+    assert info["compiled"] == "in memory" and info["compile_s"] >= 0
+    assert f"compile {info['compile_s']:.1f} s (in memory)" in err
+    assert f"mode {info['start_s']:.1f} s" in err and "(laplace, approximate)" in err
+
+
+def test_the_progress_bar_follows_the_terminal_rule(monkeypatch):
+    import sys
+
+    from bayeslaw.fit import default_progress
+
+    assert default_progress() is False  # under pytest
+    monkeypatch.delenv("PYTEST_CURRENT_TEST", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert default_progress() is True
+    monkeypatch.setenv("CI", "true")
+    assert default_progress() is False
+    monkeypatch.setenv("CI", "0")
+    assert default_progress() is True
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    assert default_progress() is False
