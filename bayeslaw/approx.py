@@ -7,9 +7,10 @@ to every variable, exactly as NUTS draws are.  ``method="pathfinder"`` runs pymc
 ``fit_pathfinder`` (the optional extra ``bayeslaw[approx]``) on the same PyMC model.
 
 Both give independent draws, not a Markov chain, stored as one chain: R-hat, ESS and
-divergences do not apply; each reports the Pareto k of its importance ratios (pathfinder's
-own; for Laplace, posterior / approximation at its draws), the approximation's own check, so :class:`bayeslaw.fit.Fit` labels such a fit approximate in
-its summary, figures, report and saved file, and ``bayeslaw check`` refuses it.  How close
+divergences do not apply.  Each reports the Pareto k of its importance ratios (pathfinder's
+own; for Laplace, posterior / approximation at its draws) as the approximation's own check.
+:class:`bayeslaw.fit.Fit` labels such a fit approximate in its summary, figures, report and
+saved file, and ``bayeslaw check`` refuses it.  How close
 each approximation comes to NUTS is measured in ``benchmarks/bench_approx.py``.
 """
 
