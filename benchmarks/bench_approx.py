@@ -117,8 +117,12 @@ def markdown(command: str, timing: pd.DataFrame, coefs: pd.DataFrame) -> str:
     """The tables: timing, per-table verdicts, every coefficient."""
     from bayeslaw.report import markdown_table
 
+    import subprocess
+
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
     lines = [f"# Approximate posteriors against NUTS ({dt.date.today().isoformat()})", "",
-             "    " + command, "",
+             "    " + command, "", f"At {head} (working tree), one process per run.", "",
              "Each table fitted in one process: NUTS (default spec and settings, seed 1) first, "
              "then each approximation with the same spec and seed. shift = (approximate mean - "
              "NUTS mean) / NUTS sd; width = the approximation's 90% interval width / NUTS's. "
