@@ -21,12 +21,18 @@ EXIT_USER_ERROR = 2
 EXIT_NOT_CONVERGED = 3
 EXIT_CHECK_FAILED = 1
 
-#: What ``bayeslaw fit --method laplace|pathfinder`` warns (the benchmark behind it).
+#: What ``bayeslaw fit --method laplace|pathfinder`` warns: where each approximation missed
+#: NUTS (benchmarks/results/approx_2026-12-01.md, the README's "First look in seconds").
 APPROXIMATE_NOTE = {
-    "laplace": "approximate posterior (Laplace at the mode): a first look, not a checked "
-               "posterior; refit with --method nuts before relying on its intervals",
-    "pathfinder": "approximate posterior (pathfinder): a first look, not a checked "
-                  "posterior; refit with --method nuts before relying on its intervals",
+    "laplace": "approximate posterior (Laplace at the mode): against NUTS it matched the "
+               "law's shared coefficients (within 0.16 posterior sd) but not the group sds or "
+               "the coefficients they vary (bundled sweep: b, beta and the sds too narrow; "
+               "misfitting: the peak-LR sds off by up to 4 sd; benchmarks/results/"
+               "approx_2026-12-01.md); refit with --method nuts before relying on intervals",
+    "pathfinder": "approximate posterior (pathfinder): against NUTS it missed on every table "
+                  "measured (Pareto k 2.3-6.1, means off by up to 134 sd on the bundled sweep; "
+                  "benchmarks/results/approx_2026-12-01.md); prefer --method laplace for a "
+                  "first look and --method nuts for anything you report",
 }
 
 

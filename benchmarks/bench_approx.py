@@ -103,6 +103,8 @@ def run_pair(name: str, methods: list[str], seed: int) -> tuple[list[dict], pd.D
         after = wall - compile_s
         timing.append({"pair": name, "method": method, "points": len(data), "wall_s": wall,
                        "compile_s": compile_s, "after_compile_s": after,
+                       "start_s": ainfo.get("start_s", np.nan),
+                       "sample_s": ainfo.get("sample_s", np.nan),
                        "after_share_of_nuts": after / nuts_wall,
                        "after_share_of_nuts_after_compile": after / timing[0]["after_compile_s"],
                        "pareto_k": ainfo.get("pareto_k", np.nan)})
