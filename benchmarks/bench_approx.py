@@ -117,9 +117,9 @@ def run_pair(name: str, methods: list[str], seed: int) -> tuple[list[dict], pd.D
 
 def markdown(command: str, timing: pd.DataFrame, coefs: pd.DataFrame) -> str:
     """The tables: timing, per-table verdicts, every coefficient."""
-    from bayeslaw.report import markdown_table
-
     import subprocess
+
+    from bayeslaw.report import markdown_table
 
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                           capture_output=True, text=True).stdout.strip()
