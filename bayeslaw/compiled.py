@@ -2,32 +2,33 @@
 
 ``nutpie.compile_pymc_model`` (0.16) compiles the PyTensor log density + gradient in NUMBA
 mode and wraps it in two numba ``cfunc`` callbacks.  Those callbacks close over generated
-functions and data addresses, which numba refuses to cache ("uses dynamic globals"), and
-compiling them recompiles, in every process, the extraction code, the error formatting and
-the LLVM linking under them: 8-9 s of the 21 s for the bundled sweep's model, measured in
-``benchmarks/results/compile_2026-12-01.md``.  The PyTensor function inside is cacheable
-(PyTensor keys each generated numba function by its graph) except where an op has no cache
-key; here that was digamma (the gradient of ``gammaln(nu / 2)`` in the Student-t
-normalizer, a pointer to scipy's Cython function).
+functions and data addresses, which numba refuses to cache ("uses dynamic globals"), so every
+process compiled them again, with the extraction code, the error formatting and the LLVM
+linking under them.  The PyTensor function inside is cacheable (PyTensor keys each generated
+numba function by its graph) except where an op has no cache key; here that was digamma (the
+gradient of ``gammaln(nu / 2)`` in the Student-t normalizer, a pointer to scipy's Cython
+function), which left the whole graph uncached.  A second process now compiles the bundled
+sweep's model in 4.3 s against the old code's 15.9 s
+(``benchmarks/results/speed_2026-12-01_compile.md``).
 
 So this module builds the same compiled model itself:
 
 * the PyTensor functions come from nutpie's own ``_make_functions`` (the one place that
   knows nutpie's layout of the unconstrained vector and of the draws);
-* the work of each callback (reading the shared data out of nutpie's ``user_data`` record,
-  the warm start's affine map ``x = shift + L z`` of :mod:`bayeslaw.warmstart`, the call, the
-  finiteness checks) is one generated ``njit`` function with every address read at run time
-  from ``user_data``, registered with PyTensor's numba cache locator under a key made of the
-  PyTensor function's own key and this module's :data:`CODE_VERSION`; a second process loads
-  it from disk;
-* the ``cfunc`` left around it only checks the dimension and calls it.
+* each callback (reading the shared data out of nutpie's ``user_data`` record, the warm
+  start's affine map ``x = shift + L z`` of :mod:`bayeslaw.warmstart`, the call, the
+  finiteness checks) is one generated ``cfunc`` that reads every address at run time from
+  ``user_data``, registered with PyTensor's numba cache locator under a key made of the
+  PyTensor function's own key, the generated source, the data's dtypes and this module's
+  :data:`CODE_VERSION`; a second process loads it from disk.
 
 The affine map's buffer ``[flag, shift (n), factor (n x n row-major, or its diagonal above
 warmstart.DENSE_MAX_DIM)]`` is owned by the returned :class:`Density` and its address stored in
 ``user_data``; ``flag = 0`` is the identity (the raw density, as nutpie's own compiled
 model computes it), which the mode search uses.  nutpie's private helpers are pinned by the
-``nutpie`` bound in ``pyproject.toml`` and by ``tests/test_compiled.py``, which compares this
-density with nutpie's own on every shipped spec.
+``nutpie`` bound in ``pyproject.toml``; ``tests/test_compiled.py`` checks the raw density,
+its gradient and the expansion against the PyMC model (the tests' small sweep, default spec)
+and that a second process loads both callbacks from disk.
 """
 
 from __future__ import annotations
