@@ -223,6 +223,13 @@ def _nutpie_compiled(spec: ModelSpec, data: LossData, like: LossData | None
     return entry, compiled.with_data(**values)
 
 
+def _origin(entry: _Compiled, compiles_before: int) -> str:
+    """Where a fit's compiled model came from, given ``len(COMPILES)`` before the lookup."""
+    if len(COMPILES) == compiles_before:
+        return "in memory"
+    return "loaded from disk" if entry.density.from_disk else "now"
+
+
 class WarmStartWarning(UserWarning):
     """The warm start found no usable mode: the chains start from the prior's centre."""
 
@@ -266,9 +273,7 @@ def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: 
         entry, compiled = _nutpie_compiled(spec, data, like)
         model = entry.model
         t1 = time.perf_counter()
-        info["compiled"] = ("now" if len(COMPILES) > compiles and not entry.density.from_disk
-                            else "loaded from disk" if len(COMPILES) > compiles
-                            else "in memory")
+        info["compiled"] = _origin(entry, compiles)
         compiled, start = _nutpie_start(entry, compiled, seed, settings)
         t2 = time.perf_counter()
         low_rank = settings.get("low_rank", "auto")
@@ -421,10 +426,8 @@ def _approximate(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], s
     compiles = len(COMPILES)
     entry, compiled = _nutpie_compiled(spec, data, like)
     t1 = time.perf_counter()
-    where = ("in memory" if len(COMPILES) == compiles else
-             "loaded from disk" if entry.density.from_disk else "now")
     idata, info = approx.laplace(compiled, entry.density, seed, n_draws)
-    return idata, {"compile_s": t1 - t0, "compiled": where, **info}
+    return idata, {"compile_s": t1 - t0, "compiled": _origin(entry, compiles), **info}
 
 
 def sample_prior_predictive(data: LossData,
