@@ -327,9 +327,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     for name, path in paths.items():
         print(f"wrote {name}: {path}")
-    if result.approximate:
+    if result.approximate:  # its diagnostics' one failure is printed above
         print(f"warning: {APPROXIMATE_NOTE[result.method]}", file=sys.stderr)
-    if not result.diagnostics.ok:
+    elif not result.diagnostics.ok:
         print("warning: " + "; ".join(result.diagnostics.failures), file=sys.stderr)
         if args.strict:
             return EXIT_NOT_CONVERGED
