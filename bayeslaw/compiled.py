@@ -158,7 +158,7 @@ def _key_of(fn: Any) -> str | None:
 
 
 def _source(kind: str, names: list[str], all_names: list[str], ndims: dict[str, int],
-            dtypes: dict[str, np.dtype], n: int, n_exp: int, dense: bool) -> str:
+            n: int, n_exp: int, dense: bool) -> str:
     """The generated core of one callback (``kind``: "logp" or "expand")."""
     k = len(all_names)
     offsets, at = {}, 2 * k
@@ -240,7 +240,7 @@ def _callback(kind: str, inner: Any, names: list[str], all_names: list[str],
 
     ndims = {name: shared[name].ndim for name in all_names}
     dtypes = {name: shared[name].dtype for name in all_names}
-    src = _source(kind, names, all_names, ndims, dtypes, n, n_exp, dense)
+    src = _source(kind, names, all_names, ndims, n, n_exp, dense)
     # __name__: numba rebuilds a cached function's environment from its module by name
     env = {"__name__": __name__, "numba": numba, "np": np, "inner": inner,
            "address_as_void_pointer": address_as_void_pointer}
@@ -272,6 +272,7 @@ def compile_model(model: Any) -> Density:
         _prepare_dims_and_coords,
         _wrap_with_lock,
         make_user_data,
+        update_user_data,
     )
     from pymc.initial_point import make_initial_point_fn
 
@@ -300,11 +301,8 @@ def compile_model(model: Any) -> Density:
     record = np.dtype([*[(f, base.fields[f][0]) for f in base.names],
                        ("bayeslaw_buffer", np.uintp)])
     user_data = np.zeros((), dtype=record)
-    for name, value in shared.items():
-        user_data["shared"]["data"][name] = value.ctypes.data
-        user_data["shared"]["size"][name] = value.size
-        user_data["shared"]["shape"][name] = value.shape
     user_data["bayeslaw_buffer"] = buffer.ctypes.data
+    user_data = update_user_data(user_data, shared)  # nutpie's own, as its with_data does
     if record.itemsize != 8 * (2 * len(all_names) + sum(v.ndim for v in shared.values()) + 1):
         raise RuntimeError("nutpie's user_data layout is not the one bayeslaw.compiled reads; "
                            "check the nutpie version against pyproject.toml")

@@ -361,6 +361,8 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     settings = {**spec.sampler, **overrides}
     if settings["backend"] not in ("nutpie", "pymc"):
         raise SpecError(f"backend must be 'nutpie' or 'pymc', got {settings['backend']!r}")
+    from .approx import METHODS as APPROXIMATE
+
     if method not in ("nuts", *APPROXIMATE):
         raise SpecError(f"method must be one of 'nuts', 'laplace', 'pathfinder', got "
                         f"{method!r}")
@@ -384,10 +386,6 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     result.attach_log_likelihood()
     result.check(strict=strict)
     return result
-
-
-#: The approximate methods of :func:`fit` (:mod:`bayeslaw.approx`).
-APPROXIMATE = ("laplace", "pathfinder")
 
 
 def default_progress() -> bool:
