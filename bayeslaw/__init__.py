@@ -1,31 +1,105 @@
-"""bayeslaw: Bayesian forecasting of language-model training loss."""
+"""bayeslaw: Bayesian forecasting of language-model training loss.
+
+Everything a user calls is here: ``import bayeslaw as bl``, then ``bl.load``, ``bl.fit``,
+``bl.predict``, ``bl.compare``, ``bl.backtest``, ``bl.build_report``, ``bl.plot_grid``, ...
+``bl.testing`` (checks for CI) and ``bl.simulate`` (synthetic sweeps) stay modules.
+"""
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("bayeslaw")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+unknown"
-
+from . import simulate, testing
+from .backtesting import BacktestResult, backtest, parse_split, recalibration
+from .comparison import Comparison, compare, group_folds
+from .constants import VERSION as __version__
 from .data import LossData, load
-from .errors import BayeslawError, ConvergenceError, DataError, FitFileError, SpecError
+from .derived import Derived, best_T_m, best_T_m_at_budget, compute_optimal, loss_at
+from .diagnostics import Diagnostics, Thresholds
+from .errors import (
+    ApproximationWarning,
+    ArgumentError,
+    BaselineConvergenceWarning,
+    BayeslawError,
+    BayeslawWarning,
+    ConvergenceError,
+    ConvergenceWarning,
+    DataError,
+    FitFileError,
+    ImportanceWeightsWarning,
+    ParetoKWarning,
+    SpecError,
+    StaleRecordsWarning,
+    UnidentifiedSplitWarning,
+    WarmStartWarning,
+)
+from .inference import fit, sample_prior_predictive
 from .laws import LAWS, get_law
+from .plots import (
+    plot_backtest,
+    plot_final_losses,
+    plot_grid,
+    plot_group_effects,
+    plot_residuals,
+    write_grid_figures,
+)
+from .prediction import Prediction, forecast_run, predict
 from .priors import ModelSpec, Prior, load_spec
+from .report import build_report, write_fit_outputs
+from .result import Fit
+from .simulate import bundled_path
 
 __all__ = [
     "LAWS",
+    "ApproximationWarning",
+    "ArgumentError",
+    "BacktestResult",
+    "BaselineConvergenceWarning",
     "BayeslawError",
+    "BayeslawWarning",
+    "Comparison",
     "ConvergenceError",
+    "ConvergenceWarning",
     "DataError",
+    "Derived",
+    "Diagnostics",
+    "Fit",
     "FitFileError",
+    "ImportanceWeightsWarning",
     "LossData",
     "ModelSpec",
+    "ParetoKWarning",
+    "Prediction",
     "Prior",
     "SpecError",
+    "StaleRecordsWarning",
+    "Thresholds",
+    "UnidentifiedSplitWarning",
+    "WarmStartWarning",
     "__version__",
+    "backtest",
+    "best_T_m",
+    "best_T_m_at_budget",
+    "build_report",
+    "bundled_path",
+    "compare",
+    "compute_optimal",
+    "fit",
+    "forecast_run",
     "get_law",
+    "group_folds",
     "load",
     "load_spec",
+    "loss_at",
+    "parse_split",
+    "plot_backtest",
+    "plot_final_losses",
+    "plot_grid",
+    "plot_group_effects",
+    "plot_residuals",
+    "predict",
+    "recalibration",
+    "sample_prior_predictive",
+    "simulate",
+    "testing",
+    "write_fit_outputs",
+    "write_grid_figures",
 ]

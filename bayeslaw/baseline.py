@@ -36,7 +36,7 @@ from scipy import optimize
 
 from . import constants as C
 from .data import LossData
-from .errors import BayeslawError
+from .errors import BaselineConvergenceWarning, BayeslawError
 from .priors import ModelSpec
 
 #: Starting values per parameter (centered scale); the grid is their product.
@@ -59,9 +59,6 @@ N_NOISE = 20
 
 KINDS = ("predictive", "epistemic")
 
-
-class BaselineConvergenceWarning(UserWarning):
-    """The baseline's optimizer did not report convergence (point_fit, bootstrap)."""
 
 
 def huber(r: np.ndarray, delta: float) -> np.ndarray:

@@ -13,7 +13,6 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__
 from . import constants as C
 from .errors import BayeslawError
 
@@ -76,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="bayeslaw",
         description="Bayesian forecasting of language-model training loss: fit a loss law to "
                     "a sweep, forecast with credible bands, backtest on held-out data.")
-    parser.add_argument("--version", action="version", version=f"bayeslaw {__version__}")
+    parser.add_argument("--version", action="version", version=f"bayeslaw {C.VERSION}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("fit", help="fit a loss law to a sweep and write table, figure, fit")
     p.add_argument("data", nargs="?", help="CSV/Parquet table (default: bundled sweep)")
@@ -213,10 +212,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from ._io import atomic_write_text
     from .derived import runs_end_at_D
-    from .fit import Fit
-    from .predict import forecast_run, predict
+    from .files import atomic_write_text
+    from .prediction import forecast_run, predict
+    from .result import Fit
 
     result = Fit.load(args.fit)
     kind = "epistemic" if args.epistemic else "predictive"
@@ -258,7 +257,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         if args.epistemic:
             raise BayeslawError("--recalibrate maps predictive bands (learned from the PIT of "
                                 "held-out points): drop --epistemic")
-        from .backtest import recalibration
+        from .backtesting import recalibration
 
         rec = recalibration(result.data, result.spec, args.recalibrate, seed=args.seed,
                             draws=args.draws, tune=args.tune, chains=args.chains)
@@ -281,8 +280,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .fit import Fit
     from .plots import plot_grid, save_figure
+    from .result import Fit
 
     if Path(args.out).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise BayeslawError(f"--out {args.out!r}: use a .png, .svg or .pdf file name")
@@ -304,7 +303,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_fit(args: argparse.Namespace) -> int:
     """``bayeslaw fit``: fit, then write the figure, tables, diagnostics and the saved fit."""
-    from .fit import ApproximationWarning, ConvergenceWarning, fit
+    from .errors import ApproximationWarning, ConvergenceWarning
+    from .inference import fit
     from .report import write_fit_outputs
 
     data = _load_data(args)
@@ -343,11 +343,11 @@ def cmd_backtest(args: argparse.Namespace) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ._io import atomic_write, atomic_write_text
-    from .backtest import backtest
+    from .backtesting import backtest
+    from .files import atomic_write, atomic_write_text
     from .plots import plot_backtest, save_figure
     from .priors import resolve_spec
-    from .report import markdown_table
+    from .report_html import markdown_table
 
     data = _load_data(args)
     spec = resolve_spec(args.spec, law=args.law, columns=data.columns)
@@ -397,7 +397,8 @@ def cmd_backtest(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``bayeslaw check``: convergence and posterior predictive verdicts of a saved fit."""
-    from .fit import Fit, Thresholds
+    from .diagnostics import Thresholds
+    from .result import Fit
     from .testing import check_convergence, posterior_predictive_check
 
     fitted = Fit.load(args.fit)
@@ -438,8 +439,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     matplotlib.use("Agg")
 
-    from .fit import Fit
     from .report import build_report
+    from .result import Fit
 
     if args.budget is not None and not args.budget > 0:
         raise BayeslawError(f"--budget must be a positive number of FLOPs, got {args.budget}")

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    #: The installed package's version (in provenance, reports and ``bayeslaw --version``).
+    VERSION = version("bayeslaw")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    VERSION = "0.0.0+unknown"
+
 #: Required and optional column names of a tidy loss table.
 RUN, N, D, T_M, LOSS = "run", "N", "D", "T_m", "loss"
 #: Covariates of the other laws: parallel streams (ParScale), and the unshared and recurrent

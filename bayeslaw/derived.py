@@ -24,11 +24,12 @@ import pandas as pd
 
 from . import constants as C
 from .errors import SpecError
-from .predict import _level_draws, band_tag, mean_draws, predict
+from .posterior import _level_draws, mean_draws
+from .prediction import band_tag, predict
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .fit import Fit
     from .laws import Law
+    from .result import Fit
 
 #: Default grid of model sizes searched by :func:`compute_optimal` (1M to 10T parameters,
 #: 100 points per decade: the optimum is found to within 2.3%).

@@ -1,4 +1,8 @@
-"""Exception hierarchy: every user-facing failure is a ``BayeslawError``."""
+"""Errors and warnings that users can catch and filter.
+
+Every failure bayeslaw raises on purpose is a ``BayeslawError``; every warning it issues is a
+``BayeslawWarning`` (``warnings.simplefilter("ignore", bl.BayeslawWarning)`` silences them all).
+"""
 
 from __future__ import annotations
 
@@ -21,3 +25,43 @@ class ConvergenceError(BayeslawError, RuntimeError):
 
 class FitFileError(BayeslawError, OSError):
     """A saved fit cannot be read (wrong file, wrong format version)."""
+
+
+class ArgumentError(BayeslawError, ValueError):
+    """A function was called with an argument it cannot use; the message names it and the fix."""
+
+
+class BayeslawWarning(UserWarning):
+    """Base class of every warning bayeslaw issues on purpose (filter them all with this)."""
+
+
+class ConvergenceWarning(BayeslawWarning):
+    """A fit's diagnostics failed their thresholds (R-hat, ESS, divergences, BFMI)."""
+
+
+class ApproximationWarning(BayeslawWarning):
+    """A fit's draws come from an approximation (Laplace, pathfinder), not from NUTS."""
+
+
+class WarmStartWarning(BayeslawWarning):
+    """The warm start found no usable mode: the chains start from the prior's centre."""
+
+
+class ParetoKWarning(BayeslawWarning):
+    """PSIS-LOO is unreliable for some points (Pareto k > 0.7)."""
+
+
+class UnidentifiedSplitWarning(BayeslawWarning):
+    """A backtest's training part is short of the levels the law needs: fitted on priors."""
+
+
+class ImportanceWeightsWarning(BayeslawWarning):
+    """A partial curve's forecast rests on few effective draws of importance resampling."""
+
+
+class BaselineConvergenceWarning(BayeslawWarning):
+    """The baseline's optimizer did not report convergence (point_fit, bootstrap)."""
+
+
+class StaleRecordsWarning(BayeslawWarning):
+    """A resumable file (SBC) holds records made with other settings: ignored and kept."""

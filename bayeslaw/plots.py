@@ -21,14 +21,15 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, Locator, LogLocator, MaxNLocator, NullFormatter
 
 from . import constants as C
-from ._io import atomic_write
 from .data import run_label, size_label
 from .errors import SpecError
-from .model import level_dim
-from .predict import band_tag, predict, residuals
+from .files import atomic_write
+from .plan import level_dim
+from .posterior import residuals
+from .prediction import band_tag, predict
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .fit import Fit
+    from .result import Fit
 
 #: Band colours, from the widest band to the narrowest.
 _BAND_ALPHA = {0.9: 0.18, 0.5: 0.35}

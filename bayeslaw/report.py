@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 
 from . import constants as C
-from ._io import atomic_write, atomic_write_text
+from .files import atomic_write, atomic_write_text
 from .report_html import Block, Image, Report, Section, figure_png, markdown_table, slug
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .fit import Fit
+    from .result import Fit
 
 __all__ = ["Report", "build_report", "diagnostics_markdown", "diagnostics_table",
            "markdown_table", "write_fit_outputs"]
@@ -177,7 +177,7 @@ def _spec_section(fit: Fit, title: str, level: int) -> Section:
     ]
     post = fit.idata.posterior
     if spec.effects:
-        from .model import level_dim
+        from .plan import level_dim
 
         effects = pd.DataFrame({
             "parameter": [e.param for e in spec.effects],
@@ -265,7 +265,7 @@ def _curves_section(fit: Fit, title: str, level: int, tag: str) -> Section:
 
 def _residual_section(fit: Fit, title: str, level: int, tag: str) -> Section:
     from .plots import plot_residuals
-    from .predict import residuals
+    from .posterior import residuals
 
     frame = fit.data.frame
     by = next((c for c in (C.T_M, C.P) if c in frame.columns), C.N)
@@ -304,7 +304,7 @@ def _config_columns(fit: Fit) -> list[str]:
     the spec's effects and noise scale (``model.groups_of``) other than ``run``.  Not a
     run's ``horizon``: a forecast here is a run trained to its ``D``.
     """
-    from .model import groups_of
+    from .plan import groups_of
 
     cols = [c for c in fit.spec.law_obj.covariates if c not in (C.N, C.D, C.HORIZON)]
     cols += [g for g in groups_of(fit.spec) if g not in (C.RUN, C.N, C.D)]
@@ -314,7 +314,7 @@ def _config_columns(fit: Fit) -> list[str]:
 def _forecast_table(fit: Fit, points: pd.DataFrame, others: list[str], label: str,
                     seed: int) -> pd.DataFrame:
     """Epistemic median and 90% interval at ``points``, indexed by the ``others`` columns."""
-    from .predict import predict
+    from .prediction import predict
 
     pred = predict(fit, points, kind="epistemic", probs=(0.9,), seed=seed).table
     table = pred[[*others, "median", "lower_90", "upper_90"]].copy()
@@ -486,8 +486,6 @@ def build_report(fits: Fit | Mapping[str, Fit], *, title: str | None = None,
     Report
         Render with ``to_html()`` / ``to_markdown()``, write with ``save(folder)``.
     """
-    from . import __version__
-
     named = dict(fits) if isinstance(fits, Mapping) else {"fit": fits}
     if not named:
         raise ValueError("build_report needs at least one fit")
@@ -502,7 +500,8 @@ def build_report(fits: Fit | Mapping[str, Fit], *, title: str | None = None,
         if comparison is None:
             import warnings
 
-            from .compare import ParetoKWarning, compare
+            from .comparison import compare
+            from .errors import ParetoKWarning
 
             # unreliable LOO points are reported in the table (n_bad_k) and in the notes
             # that the comparison section renders: the report is where the reader sees them
@@ -513,6 +512,6 @@ def build_report(fits: Fit | Mapping[str, Fit], *, title: str | None = None,
         sections.append(_comparison_section(comparison, 2))
     laws = sorted({f.spec.law for f in named.values()})
     title = title or f"bayeslaw report: {', '.join(laws)}"
-    meta = (f"bayeslaw {__version__}; {len(named)} fit(s): "
+    meta = (f"bayeslaw {C.VERSION}; {len(named)} fit(s): "
             + ", ".join(f"`{n}` ({f.spec.law}, {f.n_draws} draws)" for n, f in named.items()))
     return Report(title, sections, meta)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from ._io import atomic_write, atomic_write_text
+from .files import atomic_write, atomic_write_text
 
 _CSS = """
 .bayeslaw-report { font-family: system-ui, -apple-system, "Segoe UI", sans-serif;

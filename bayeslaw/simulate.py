@@ -128,7 +128,7 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
     if lk.sigma_relative:  # sigma is a fraction of the law's value
         scale = scale * mu
     if ar1:  # standardised residuals follow an AR(1) along each run (rows sorted by D)
-        from .model import previous_rows
+        from .kernel import previous_rows
 
         prev, first = previous_rows(out[C.RUN].to_numpy())
         for i in range(len(eps)):

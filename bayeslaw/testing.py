@@ -39,10 +39,11 @@ from scipy import stats
 
 from . import constants as C
 from .data import LossData
-from .errors import SpecError
-from .fit import ConvergenceWarning, Fit, Thresholds, fit, sample_prior_predictive
+from .diagnostics import Thresholds
+from .errors import ConvergenceWarning, SpecError, StaleRecordsWarning
+from .inference import fit, sample_prior_predictive
 from .metrics import coverage
-from .predict import (
+from .posterior import (
     log_density,
     mean_draws,
     noise,
@@ -51,6 +52,7 @@ from .predict import (
     simulate_curves,
 )
 from .priors import ModelSpec, resolve_spec
+from .result import Fit
 
 
 @dataclass(frozen=True)
@@ -404,7 +406,7 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
         warnings.warn(f"{stale} SBC record(s) in {str(path)!r} were made with another design, "
                       "spec, fitted spec, sampler settings, seed or rank count: ignored and "
                       "kept in the file; the simulations are run anew (use another path to keep "
-                      "runs apart)", UserWarning, stacklevel=2)
+                      "runs apart)", StaleRecordsWarning, stacklevel=2)
     prior = sample_prior_predictive(design, gen, draws=n_sims, seed=seed)
     sims = prior.prior_predictive["loss"].values.reshape(n_sims, len(design))
     records = []

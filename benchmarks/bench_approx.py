@@ -45,7 +45,7 @@ MAX_SHIFT, WIDTH_RANGE, WALL_SHARE = 0.3, (0.7, 1.4), 0.1
 
 def timed_fit(data: Any, spec: Any, method: str, seed: int) -> tuple[Any, float]:
     """One fit and its wall seconds; its warnings are recorded, not raised."""
-    from bayeslaw.fit import fit
+    from bayeslaw.inference import fit
 
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
@@ -119,7 +119,7 @@ def markdown(command: str, timing: pd.DataFrame, coefs: pd.DataFrame) -> str:
     """The tables: timing, per-table verdicts, every coefficient."""
     import subprocess
 
-    from bayeslaw.report import markdown_table
+    from bayeslaw.report_html import markdown_table
 
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                           capture_output=True, text=True).stdout.strip()
@@ -152,7 +152,7 @@ def markdown(command: str, timing: pd.DataFrame, coefs: pd.DataFrame) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the selected pairs and methods; write the CSV and the Markdown after each."""
-    from bayeslaw._io import atomic_write_text
+    from bayeslaw.files import atomic_write_text
 
     argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

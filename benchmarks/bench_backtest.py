@@ -44,7 +44,7 @@ import pandas as pd
 from scipy import stats
 
 import bayeslaw as bl
-from bayeslaw.backtest import backtest
+from bayeslaw.backtesting import backtest
 from bayeslaw.metrics import clopper_pearson
 from bayeslaw.simulate import bundled_path
 
@@ -245,7 +245,7 @@ def save_forecasts(forecasts: dict[str, pd.DataFrame], folder: Path, data_name: 
     method), so that misses can be grouped by any column of the table afterwards, e.g.
     ``t.assign(inside=t.loss.between(t.lower_90, t.upper_90)).groupby("peak_lr").inside.mean()``.
     """
-    from bayeslaw._io import atomic_write_text
+    from bayeslaw.files import atomic_write_text
 
     folder.mkdir(parents=True, exist_ok=True)
     for key, table in forecasts.items():

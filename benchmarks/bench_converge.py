@@ -53,7 +53,7 @@ def load_pairs() -> ModuleType:
 def fit_one(pair: Any, seed: int) -> dict[str, Any]:
     """Fit ``pair`` with ``seed`` and return its row (an ``error`` row if it raises)."""
     import bayeslaw as bl
-    from bayeslaw.fit import fit
+    from bayeslaw.inference import fit
 
     row: dict[str, Any] = {"pair": pair.name, "spec": pair.spec, "seed": seed}
     try:
@@ -85,7 +85,7 @@ def fit_one(pair: Any, seed: int) -> dict[str, Any]:
 def atomic_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (this bayeslaw's writer: the matrix always runs
     the working tree's code)."""
-    from bayeslaw._io import atomic_write_text
+    from bayeslaw.files import atomic_write_text
 
     atomic_write_text(path, text)
 

@@ -30,7 +30,8 @@ MARGIN = 1.005
 
 def _small_fit(seed):
     import bayeslaw as bl
-    from bayeslaw.fit import Thresholds, fit
+    from bayeslaw.diagnostics import Thresholds
+    from bayeslaw.inference import fit
     from bayeslaw.simulate import looped_sweep
     from tests.conftest import SMALL, SMALL_FIT_SAMPLER
 
@@ -46,7 +47,8 @@ def _half_split(seed):
 
 
 def _four_depths(seed):
-    from bayeslaw.fit import Thresholds, fit
+    from bayeslaw.diagnostics import Thresholds
+    from bayeslaw.inference import fit
     from tests.test_compare import four_depths_data, simple_spec
 
     return fit(four_depths_data(), simple_spec("looped_total"),
@@ -54,14 +56,14 @@ def _four_depths(seed):
 
 
 def _matched(seed):
-    from bayeslaw.fit import fit
+    from bayeslaw.inference import fit
     from tests.test_checks import MATCHED, matched_data
 
     return fit(matched_data(), MATCHED, seed=seed, draws=4000, tune=1000, chains=4)
 
 
 def _chinchilla(seed):
-    from bayeslaw.fit import fit
+    from bayeslaw.inference import fit
     from bayeslaw.public_data import load_chinchilla
 
     path = ROOT.parent / "shared" / "data" / "chinchilla_epoch" / "svg_extracted_data.csv"
@@ -85,7 +87,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--csv", type=Path)
     args = parser.parse_args(argv)
-    from bayeslaw.fit import ConvergenceWarning
+    from bayeslaw.errors import ConvergenceWarning
 
     rows = []
     for name in args.only.split(","):

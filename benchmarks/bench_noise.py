@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 import bayeslaw as bl
-from bayeslaw.backtest import backtest
+from bayeslaw.backtesting import backtest
 from bayeslaw.priors import ModelSpec
 from bayeslaw.simulate import bundled_path
 

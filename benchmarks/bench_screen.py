@@ -66,7 +66,9 @@ def main(argv=None) -> int:
     ap.add_argument("overrides", nargs="?", default="{}", help="JSON (see above)")
     ap.add_argument("seeds", nargs="?", default="1,2,3")
     args = ap.parse_args(argv)
-    from bayeslaw.fit import ConvergenceWarning, Thresholds, fit
+    from bayeslaw.diagnostics import Thresholds
+    from bayeslaw.errors import ConvergenceWarning
+    from bayeslaw.inference import fit
 
     data, spec = table_and_spec(args.table)
     spec = with_overrides(spec, json.loads(args.overrides))

@@ -203,10 +203,10 @@ def fit_row(fit_result: Any, probe: dict[str, Any], total_s: float) -> dict[str,
 def child_measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
     """Load the frame, fit with the version's defaults, time one gradient (into ``row``)."""
     t0 = time.perf_counter()
+    import bayeslaw.fit
     import nutpie
 
     import bayeslaw
-    import bayeslaw.fit
 
     row.update(import_s=time.perf_counter() - t0, bayeslaw_file=bayeslaw.__file__)
     pairs = load_pairs()
@@ -235,10 +235,10 @@ def child_compile(args: argparse.Namespace, row: dict[str, Any]) -> None:
     ``fit`` does; model s is building the PyMC model (both versions' ``get_model``).
     """
     t0 = time.perf_counter()
+    import bayeslaw.fit
     import nutpie
 
     import bayeslaw
-    import bayeslaw.fit
     from bayeslaw.priors import resolve_spec
 
     row.update(import_s=time.perf_counter() - t0, bayeslaw_file=bayeslaw.__file__)

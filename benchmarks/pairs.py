@@ -310,7 +310,7 @@ def select(patterns: str | None) -> list[Pair]:
 def _check(pair: Pair) -> str:
     """Load the pair's frame with the current bayeslaw and check the spec accepts it."""
     import bayeslaw as bl
-    from bayeslaw.model import check_compatible
+    from bayeslaw.plan import check_compatible
     from bayeslaw.priors import resolve_spec
 
     data = bl.load(pair.load())

@@ -46,7 +46,7 @@ def main(argv=None) -> int:
     import pytensor
 
     import bayeslaw as bl
-    from bayeslaw.fit import _nutpie_compiled
+    from bayeslaw.inference import _nutpie_compiled
     from bayeslaw.priors import load_spec
     from bayeslaw.simulate import bundled_path
     from bayeslaw.warmstart import LogDensity, find_mode, standardized

@@ -23,8 +23,9 @@ import warnings
 from pathlib import Path
 
 import bayeslaw as bl
-from bayeslaw.compare import ParetoKWarning, compare
-from bayeslaw.fit import fit
+from bayeslaw.comparison import compare
+from bayeslaw.errors import ParetoKWarning
+from bayeslaw.inference import fit
 from bayeslaw.priors import load_spec
 from bayeslaw.report import build_report
 from bayeslaw.simulate import bundled_path

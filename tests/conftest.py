@@ -66,7 +66,8 @@ def small_fit(small_sweep):
     with the warm start over 5 seeds is in ``benchmarks/results/fixtures_warm_2026-12-01.csv``
     (``benchmarks/bench_fixtures.py``).
     """
-    from bayeslaw.fit import Thresholds, fit
+    from bayeslaw.diagnostics import Thresholds
+    from bayeslaw.inference import fit
 
     data, _ = small_sweep
     return fit(data, seed=5, thresholds=Thresholds(min_ess=200), **SMALL_FIT_SAMPLER)
@@ -75,7 +76,7 @@ def small_fit(small_sweep):
 @pytest.fixture(scope="session")
 def stored_fit():
     """A small posterior committed under tests/data (plumbing tests: no sampling)."""
-    from bayeslaw.fit import Fit
+    from bayeslaw.result import Fit
 
     return Fit.load(TEST_DATA / "small_fit.nc")
 
@@ -95,7 +96,8 @@ def prior_fit(spec, data, seed: int, draws: int = 10):
     import arviz as az
     import pymc as pm
 
-    from bayeslaw.fit import Fit, get_model
+    from bayeslaw.inference import get_model
+    from bayeslaw.result import Fit
 
     with get_model(spec, data).model:
         prior = pm.sample_prior_predictive(draws=draws, random_seed=seed)

@@ -8,12 +8,11 @@ import warnings
 import numpy as np
 import pytest
 
-from bayeslaw.errors import ConvergenceError
-from bayeslaw.fit import ApproximationWarning
+from bayeslaw.errors import ApproximationWarning, ConvergenceError
 
 
 def _laplace_fit(data, **kwargs):
-    from bayeslaw.fit import fit
+    from bayeslaw.inference import fit
 
     with pytest.warns(ApproximationWarning, match="approximate posterior \\(laplace\\)"):
         return fit(data, law="looped_total", method="laplace", seed=3, **kwargs)
@@ -54,9 +53,9 @@ def test_laplace_is_exact_for_a_normal_posterior():
 def test_an_approximate_fit_says_so_everywhere(laplace_fit, tmp_path):
     import matplotlib.pyplot as plt
 
-    from bayeslaw.fit import Fit
     from bayeslaw.plots import plot_grid
     from bayeslaw.report import build_report
+    from bayeslaw.result import Fit
 
     f = laplace_fit
     assert f.approximate and f.method == "laplace" and "approximate: laplace" in repr(f)
@@ -97,7 +96,7 @@ def test_check_refuses_an_approximate_fit(laplace_fit, tmp_path, capsys):
 
 
 def test_strict_refuses_an_approximate_method(small_sweep):
-    from bayeslaw.fit import fit
+    from bayeslaw.inference import fit
 
     with pytest.raises(ConvergenceError, match="strict=True needs MCMC diagnostics"):
         fit(small_sweep[0], method="laplace", strict=True)
@@ -107,7 +106,7 @@ def test_strict_refuses_an_approximate_method(small_sweep):
 
 def test_pathfinder_gives_a_labelled_fit(small_sweep):
     pytest.importorskip("pymc_extras", reason="the optional extra bayeslaw[approx]")
-    from bayeslaw.fit import fit
+    from bayeslaw.inference import fit
 
     with pytest.warns(ApproximationWarning, match="approximate posterior \\(pathfinder\\)"):
         f = fit(small_sweep[0], method="pathfinder", seed=1, draws=250, chains=2)
@@ -121,7 +120,7 @@ def test_pathfinder_without_the_extra_names_it(small_sweep, monkeypatch):
     import sys
 
     from bayeslaw.errors import BayeslawError
-    from bayeslaw.fit import fit
+    from bayeslaw.inference import fit
 
     monkeypatch.setitem(sys.modules, "pymc_extras", None)
     with pytest.raises(BayeslawError, match=r"bayeslaw\[approx\]"):
@@ -131,8 +130,8 @@ def test_pathfinder_without_the_extra_names_it(small_sweep, monkeypatch):
 def test_a_five_fold_backtest_compiles_each_structure_once(small_sweep):
     """Count the compiles: every structure the folds need is compiled at most once (and not
     at all when an earlier test compiled it), and a second backtest compiles nothing."""
-    from bayeslaw import fit as fitmod
-    from bayeslaw.backtest import backtest, parse_split
+    from bayeslaw import inference as fitmod
+    from bayeslaw.backtesting import backtest, parse_split
     from bayeslaw.priors import load_spec
 
     data, spec = small_sweep[0], load_spec(law="looped_total")
@@ -167,7 +166,7 @@ def test_every_fit_prints_and_stores_its_seconds(small_sweep, laplace_fit, capsy
 def test_the_progress_bar_follows_the_terminal_rule(monkeypatch):
     import sys
 
-    from bayeslaw.fit import default_progress
+    from bayeslaw.inference import default_progress
 
     assert default_progress() is False  # under pytest
     monkeypatch.delenv("PYTEST_CURRENT_TEST", raising=False)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.backtest import backtest, baseline_scores, parse_split, score, table_notes
+from bayeslaw.backtesting import backtest, baseline_scores, parse_split, score, table_notes
 from bayeslaw.errors import DataError, SpecError
 from bayeslaw.priors import load_spec
 
@@ -130,7 +130,7 @@ def test_held_out_runs_continued_from_their_prefix(small_sweep):
 
 def test_short_of_levels_names_what_a_training_part_lacks(small_sweep):
     """Holding out a level can leave the law unidentified; the other splits keep every level."""
-    from bayeslaw.backtest import short_of_levels
+    from bayeslaw.backtesting import short_of_levels
 
     data, _ = small_sweep
     spec = load_spec(law="looped_total")

@@ -1,6 +1,6 @@
 """backtest() end to end without sampling: the fit is the committed small posterior.
 
-``bayeslaw.fit.fit`` is replaced by a stand-in that checks what it is given and returns the
+``bayeslaw.inference.fit`` is replaced by a stand-in that checks what it is given and returns the
 stored fit, so the scoring, both kinds of band, the notes and the forecasts are checked on a
 real posterior while no MCMC runs (plumbing: the forecasts are not of the training part).
 """
@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from bayeslaw import metrics
-from bayeslaw.backtest import backtest, parse_split
+from bayeslaw.backtesting import backtest, parse_split
 
 
 @pytest.fixture()
 def no_sampling(monkeypatch, stored_fit):
     """Replace fit() by the stored fit; record the training parts it was given."""
-    import bayeslaw.fit
+    import bayeslaw.inference
 
     seen = []
 
@@ -26,7 +26,7 @@ def no_sampling(monkeypatch, stored_fit):
         seen.append(train)
         return stored_fit
 
-    monkeypatch.setattr(bayeslaw.fit, "fit", fake_fit)
+    monkeypatch.setattr(bayeslaw.inference, "fit", fake_fit)
     return seen
 
 

@@ -9,16 +9,8 @@ import pytest
 
 import bayeslaw as bl
 from bayeslaw import metrics
-from bayeslaw.baseline import (
-    FTOL,
-    N_NOISE,
-    BaselineConvergenceWarning,
-    bootstrap,
-    huber,
-    huber_objective,
-    point_fit,
-)
-from bayeslaw.errors import BayeslawError
+from bayeslaw.baseline import FTOL, N_NOISE, bootstrap, huber, huber_objective, point_fit
+from bayeslaw.errors import BaselineConvergenceWarning, BayeslawError
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
 
 

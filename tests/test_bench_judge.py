@@ -166,7 +166,7 @@ def test_bench_rows_report_both_kinds_of_band_for_both_methods(bench):
 
 def test_fold_seeds_choose_and_report_on_different_folds(bench):
     import bayeslaw as bl
-    from bayeslaw.backtest import parse_split
+    from bayeslaw.backtesting import parse_split
     from bayeslaw.simulate import bundled_path
     from benchmarks.bench_backtest import REPORT_SEED, SELECT_SEED  # importable as the issue asks
 

@@ -23,7 +23,9 @@ import pytest
 import bayeslaw as bl
 from bayeslaw import testing
 from bayeslaw.cli import main
-from bayeslaw.fit import ConvergenceWarning, Thresholds, fit
+from bayeslaw.diagnostics import Thresholds
+from bayeslaw.errors import ConvergenceWarning
+from bayeslaw.inference import fit
 from bayeslaw.priors import ModelSpec, load_spec
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
 
@@ -235,7 +237,7 @@ def test_simulated_draw_reproduces_the_fit_points(stored_fit):
     Checked against the draw, not the observed data (which the noise would pass at 25x)."""
     from scipy import stats
 
-    from bayeslaw.predict import mean_draws
+    from bayeslaw.posterior import mean_draws
 
     frame = stored_fit.data.frame
     mu = mean_draws(stored_fit, frame, np.random.default_rng(0))[5]

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from bayeslaw.cli import main
-from bayeslaw.fit import ConvergenceWarning, Fit
+from bayeslaw.errors import ConvergenceWarning
+from bayeslaw.result import Fit
 
 from .conftest import cli_env
 

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 import bayeslaw as bl
-from bayeslaw import compare as cp
-from bayeslaw.fit import ConvergenceWarning, Thresholds, fit
+from bayeslaw import comparison as cp
+from bayeslaw.diagnostics import Thresholds
+from bayeslaw.errors import ConvergenceWarning
+from bayeslaw.inference import fit
 from bayeslaw.priors import ModelSpec, load_spec
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
 
@@ -222,7 +224,7 @@ def test_exact_refits_replace_the_worst_k_points(four_depths):
     # in-sample one, by about what PSIS estimates (a refit that kept the point would sit at
     # the in-sample value)
     from bayeslaw.metrics import pointwise_lpd
-    from bayeslaw.predict import log_likelihood
+    from bayeslaw.posterior import log_likelihood
 
     in_sample = pointwise_lpd(log_likelihood(true, true.data.frame.iloc[worst]))
     # measured when written: in-sample 3.349 / 2.432, exact 3.307 / 2.068, PSIS 3.306 / 2.095:

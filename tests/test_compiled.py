@@ -16,7 +16,7 @@ import pytest
 @pytest.fixture(scope="module")
 def small_density(small_sweep):
     """The small sweep's default model, compiled as ``fit`` compiles it (shared cache entry)."""
-    from bayeslaw.fit import _nutpie_compiled
+    from bayeslaw.inference import _nutpie_compiled
     from bayeslaw.priors import load_spec
 
     spec = load_spec(law="looped_total")

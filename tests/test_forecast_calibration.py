@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.fit import Thresholds, fit
-from bayeslaw.predict import predict
+from bayeslaw.diagnostics import Thresholds
+from bayeslaw.inference import fit
+from bayeslaw.prediction import predict
 from bayeslaw.simulate import looped_sweep
 
 from .conftest import SAMPLER, SMALL
@@ -48,8 +49,8 @@ def test_no_held_out_loss_reaches_the_fit(monkeypatch):
     """The real path: held-out losses changed, the backtest refitted with the same seed (and
     a fresh compile, so no model built from the first data is reused) gives identical draws,
     hence identical forecasts.  Short chains: identity, not convergence, is the point."""
-    import bayeslaw.fit as fitting
-    from bayeslaw.backtest import backtest
+    import bayeslaw.inference as fitting
+    from bayeslaw.backtesting import backtest
     from bayeslaw.priors import load_spec
 
     data, half = first_half_split()

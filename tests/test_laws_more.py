@@ -14,12 +14,13 @@ import pytest
 
 import bayeslaw as bl
 from bayeslaw.errors import DataError, SpecError
-from bayeslaw.fit import Fit
+from bayeslaw.graph import LossModel, cov_data_name
 from bayeslaw.laws import LAWS, evaluate, law_for_columns
-from bayeslaw.model import LossModel, check_compatible, cov_data_name
-from bayeslaw.predict import mean_draws
+from bayeslaw.plan import check_compatible
+from bayeslaw.posterior import mean_draws
 from bayeslaw.priors import available_specs, link_width, load_spec
 from bayeslaw.public_data import load_parscale
+from bayeslaw.result import Fit
 from bayeslaw.simulate import design, simulate
 
 NEW_LAWS = ("parallel_streams", "parallel_streams_data", "looped_streams", "iso_depth",
@@ -491,7 +492,7 @@ def test_predict_grid_takes_P_and_asks_for_a_table_when_it_cannot_be_a_grid(tmp_
     """``bayeslaw predict --N --P`` for a streams law (no D needed): the grid's values equal
     ``predict`` at those points; a law with N_once / N_rec needs --points."""
     from bayeslaw.cli import main
-    from bayeslaw.predict import predict
+    from bayeslaw.prediction import predict
 
     from .conftest import prior_fit
 

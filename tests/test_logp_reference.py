@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.model import LossModel
+from bayeslaw.graph import LossModel
 from bayeslaw.priors import ModelSpec, available_specs
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "logp_reference.json").read_text())

@@ -15,17 +15,17 @@ import pytest
 
 import bayeslaw as bl
 from bayeslaw.errors import SpecError
-from bayeslaw.fit import get_model
-from bayeslaw.model import previous_rows, walk_variance
-from bayeslaw.predict import (
+from bayeslaw.inference import get_model
+from bayeslaw.kernel import previous_rows, walk_variance
+from bayeslaw.posterior import (
     log_likelihood,
     mean_draws,
     noise_scale_draws,
     pointwise_log_likelihood,
-    predict,
     walk_bridge,
     walk_draws,
 )
+from bayeslaw.prediction import predict
 from bayeslaw.priors import ModelSpec, load_spec
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
 
@@ -238,7 +238,7 @@ def fixed_fit(spec: ModelSpec, data, seed: int, draws: int = 400):
     """A ``Fit`` whose every posterior draw is one prior draw of ``spec``: known parameters."""
     import arviz as az
 
-    from bayeslaw.fit import Fit
+    from bayeslaw.result import Fit
 
     one = prior_fit(spec, data, seed=seed, draws=1).idata.posterior.isel(chain=[0], draw=[0])
     post = one.isel(draw=np.zeros(draws, dtype=int)).assign_coords(draw=np.arange(draws))
@@ -265,8 +265,8 @@ def test_walk_forecast_of_the_next_point_is_calibrated(curves):
     equal to one prior draw): the 90% band for each run's next point, from its logged points,
     must hold 90% of them.  1,800 forecasts (200 data sets x 9 runs): the 95% binomial
     interval of a calibrated band is about [0.886, 0.914]."""
-    from bayeslaw.fit import Fit
     from bayeslaw.metrics import clopper_pearson
+    from bayeslaw.result import Fit
 
     spec = noise_spec(NOISE["walk+hurst"], "normal")
     truth = fixed_fit(spec, curves, seed=11)
@@ -317,7 +317,7 @@ def test_walk_forecast_of_a_new_partial_curve_starts_from_its_last_point(curves)
     curve's last logged residual (the bridge past its last point), with variance
     walk^2 (log tokens past it); the epistemic forecast stays the law; the band widens with
     the distance."""
-    from bayeslaw.predict import forecast_run
+    from bayeslaw.prediction import forecast_run
 
     fake = prior_fit(noise_spec(NOISE["walk"], "normal"), curves, seed=14, draws=200)
     d = np.array([1e9, 2e9, 4e9, 8e9])
@@ -360,7 +360,7 @@ def _held_out_fit(spec, curves, held: list[str], seed: int, draws: int = 20):
     import arviz as az
     import pymc as pm
 
-    from bayeslaw.fit import Fit
+    from bayeslaw.result import Fit
 
     train = curves.select(~curves.frame["run"].isin(held).to_numpy(), "held out")
     model = get_model(spec, train, like=curves)
@@ -409,8 +409,8 @@ def test_held_out_runs_get_their_own_levels_noise_scale(curves, sigma_by):
 
 def _one_step_residuals(truth, data):
     """Standardised residuals of each point given its run's previous point (model order)."""
-    from bayeslaw.fit import Fit
-    from bayeslaw.predict import sequential_terms
+    from bayeslaw.posterior import sequential_terms
+    from bayeslaw.result import Fit
 
     fit = Fit(idata=truth.idata, spec=truth.spec, data=data, provenance={})
     frame, rng = data.frame, np.random.default_rng(0)
@@ -460,8 +460,8 @@ def test_posterior_predictive_check_holds_the_walk(curves):
     matched model fails 1 seed in 100).  A band of 400 draws covers 0.8955 on average (the
     expected coverage of sample quantiles 380.05 / 401 - 20.95 / 401), inside that interval.
     At 5d06e18 the band left the walk's variance out and held 0.09 here."""
-    from bayeslaw.fit import Fit
     from bayeslaw.metrics import clopper_pearson
+    from bayeslaw.result import Fit
     from bayeslaw.testing import posterior_predictive_check
 
     truth = fixed_fit(noise_spec(NOISE["walk+hurst"], "normal"), curves, seed=22)

@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 
 from bayeslaw.data import run_label, size_label
-from bayeslaw.fit import Fit
 from bayeslaw.plots import log_ticks, next_N, plot_backtest, plot_grid, save_figure
-from bayeslaw.predict import predict
-from bayeslaw.report import markdown_table, plateau_ylim, write_fit_outputs
+from bayeslaw.prediction import predict
+from bayeslaw.report import plateau_ylim, write_fit_outputs
+from bayeslaw.report_html import markdown_table
+from bayeslaw.result import Fit
 
 
 def test_size_label():
@@ -151,7 +152,7 @@ def saved_figures(monkeypatch):
 @pytest.fixture()
 def no_sampling_fit(monkeypatch, stored_fit):
     """``bayeslaw fit`` without MCMC: the fit step returns the stored posterior."""
-    import bayeslaw.fit
+    import bayeslaw.inference
 
     calls = []
 
@@ -159,7 +160,7 @@ def no_sampling_fit(monkeypatch, stored_fit):
         calls.append(data)
         return stored_fit
 
-    monkeypatch.setattr(bayeslaw.fit, "fit", fake_fit)
+    monkeypatch.setattr(bayeslaw.inference, "fit", fake_fit)
     return calls
 
 

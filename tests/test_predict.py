@@ -8,7 +8,7 @@ import pytest
 
 import bayeslaw as bl
 from bayeslaw.errors import DataError, SpecError
-from bayeslaw.predict import forecast_run, predict
+from bayeslaw.prediction import forecast_run, predict
 
 
 def test_new_N_between_neighbours_and_wider(stored_fit):

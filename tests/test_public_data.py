@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from bayeslaw.errors import DataError
-from bayeslaw.fit import fit
+from bayeslaw.inference import fit
 from bayeslaw.public_data import load_chinchilla, load_misfitting
 
 

@@ -10,9 +10,9 @@ import pytest
 from scipy import stats
 
 from bayeslaw import metrics
-from bayeslaw.backtest import Recalibration, backtest, inner_split, parse_split
+from bayeslaw.backtesting import Recalibration, backtest, inner_split, parse_split
 from bayeslaw.errors import DataError, SpecError
-from bayeslaw.predict import summarise
+from bayeslaw.prediction import summarise
 from bayeslaw.priors import load_spec
 
 S = 20_000

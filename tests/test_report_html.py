@@ -177,8 +177,8 @@ def build_png() -> bytes:
 def chinchilla_fit(stored_fit):
     """The stored posterior read as a Chinchilla fit (no T_m, no group effects)."""
     from bayeslaw.data import LossData
-    from bayeslaw.fit import Fit
     from bayeslaw.priors import load_spec
+    from bayeslaw.result import Fit
 
     frame = stored_fit.data.frame.drop(columns=["T_m"])
     return Fit(idata=stored_fit.idata, spec=load_spec(law="chinchilla"),
@@ -351,7 +351,8 @@ def test_report_of_final_losses_without_D(tmp_path):
     import xarray as xr
 
     import bayeslaw as bl
-    from bayeslaw.fit import Fit, sample_prior_predictive
+    from bayeslaw.inference import sample_prior_predictive
+    from bayeslaw.result import Fit
 
     rows = [{"N": n, "P": float(p), "loss": 1.0 + 0.3 * (n * (0.4 * np.log(p) + 1) / 1e9)
              ** -0.2} for n in (5e8, 1.1e9, 2.8e9, 4.4e9) for p in (1, 2, 4, 8)]
@@ -380,8 +381,9 @@ def test_fit_outputs_of_final_losses_without_D(tmp_path):
     import xarray as xr
 
     import bayeslaw as bl
-    from bayeslaw.fit import Fit, sample_prior_predictive
+    from bayeslaw.inference import sample_prior_predictive
     from bayeslaw.report import write_fit_outputs
+    from bayeslaw.result import Fit
 
     rows = [{"N": n, "P": float(p), "loss": 1.0 + 0.3 * (n / 1e9) ** -0.2 - 0.01 * p}
             for n in (5e8, 1.1e9, 2.8e9, 4.4e9) for p in (1, 2, 4, 8)]

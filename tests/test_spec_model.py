@@ -3,7 +3,8 @@ import pytest
 
 import bayeslaw as bl
 from bayeslaw.errors import DataError, SpecError
-from bayeslaw.model import LossModel, check_compatible
+from bayeslaw.graph import LossModel
+from bayeslaw.plan import check_compatible
 from bayeslaw.priors import Prior, available_specs, load_spec
 from bayeslaw.simulate import looped_sweep
 
@@ -143,8 +144,8 @@ def test_held_out_levels_are_non_centered_and_the_rest_centered():
     import numpy as np
 
     import bayeslaw as bl
-    from bayeslaw.fit import get_model
-    from bayeslaw.model import centering
+    from bayeslaw.inference import get_model
+    from bayeslaw.plan import centering
     from bayeslaw.simulate import design, simulate
 
     spec = load_spec(law="looped_total")
@@ -173,7 +174,7 @@ def test_sum_split_transform_round_trip_and_jacobian():
     the log-determinant of the backward map, computed here by finite differences."""
     import pytensor.tensor as pt
 
-    from bayeslaw.model import sum_split_transform
+    from bayeslaw.graph import sum_split_transform
 
     tr = sum_split_transform()
     u = pt.dvector("u")

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 import bayeslaw as bl
-from bayeslaw.model import LossModel
+from bayeslaw.graph import LossModel
 from bayeslaw.priors import ModelSpec, available_specs
 from bayeslaw.simulate import bundled_path, looped_sweep
 from tests.conftest import SMALL

@@ -35,17 +35,15 @@ from scipy.special import logsumexp
 
 from . import constants as C
 from .data import LossData
-from .errors import DataError, SpecError
-from .fit import ConvergenceWarning, Fit, fit
+from .errors import ConvergenceWarning, DataError, ParetoKWarning, SpecError
+from .inference import fit
 from .metrics import pointwise_lpd
-from .predict import log_likelihood
+from .posterior import log_likelihood
+from .result import Fit
 
 #: Pareto-k above this marks a point whose PSIS-LOO estimate is unreliable (Vehtari 2024).
 K_THRESHOLD = 0.7
 
-
-class ParetoKWarning(UserWarning):
-    """PSIS-LOO is unreliable for some points (Pareto k > 0.7)."""
 
 
 @dataclass(frozen=True)

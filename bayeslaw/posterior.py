@@ -14,8 +14,6 @@ Two kinds of band: ``epistemic`` (the law's value, parameter uncertainty only) a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,11 +21,11 @@ import pandas as pd
 from scipy import special
 
 from . import constants as C
-from .errors import DataError, FitFileError, SpecError
-from .model import level_dim
+from .errors import DataError, FitFileError
+from .plan import level_dim
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .fit import Fit
+    from .result import Fit
 
 
 def _model_runs(fit: Fit) -> np.ndarray:
@@ -168,7 +166,7 @@ def walk_bridge(x_logged: np.ndarray, e_logged: np.ndarray, x: np.ndarray, tau: 
     a random walk, an approximation otherwise).  Returns the mean and variance ``(S, n)``
     and a mask of rows with no logged neighbour.
     """
-    from .model import walk_power
+    from .kernel import walk_power
 
     m = len(x_logged)
     before = np.searchsorted(x_logged, x, "left") - 1
@@ -185,7 +183,7 @@ def walk_bridge(x_logged: np.ndarray, e_logged: np.ndarray, x: np.ndarray, tau: 
     return mean, tau**2 * walk_power(dist, hurst), ~(has_b | has_a)
 
 
-def _hurst(fit: Fit) -> np.ndarray | float:
+def hurst_draws(fit: Fit) -> np.ndarray | float:
     """The walk's Hurst exponent per draw ``(S, 1)``, or 1/2 when the spec has none."""
     return fit.draws("walk_hurst")[:, None] if fit.spec.likelihood.walk_hurst is not None else 0.5
 
@@ -200,9 +198,9 @@ def walk_draws(fit: Fit, table: pd.DataFrame, mu: np.ndarray, rng: np.random.Gen
     ``walk_start^2 + walk^2 |log D - log D_ref|^(2 walk_hurst)`` and no shift.  ``mu`` is
     the law's value at the rows (scales the variance with ``sigma_relative``).
     """
-    from .model import walk_power
+    from .kernel import walk_power
 
-    tau, hurst = fit.draws("walk")[:, None], _hurst(fit)
+    tau, hurst = fit.draws("walk")[:, None], hurst_draws(fit)
     x = np.log(table[C.D].to_numpy(float))
     x_ref = float(np.log(fit.spec.reference[C.D]))
     shift = np.zeros(mu.shape)
@@ -309,7 +307,7 @@ def _walk_step_variance(fit: Fit, points: pd.DataFrame, mu: np.ndarray, prev: np
 
     ``idx`` picks the posterior draws that the rows of ``mu`` stand for (default: all).
     """
-    from .model import walk_variance
+    from .kernel import walk_variance
 
     def per_draw(v: np.ndarray | float) -> np.ndarray | float:
         return v if np.ndim(v) == 0 or idx is None else v[idx]
@@ -317,13 +315,13 @@ def _walk_step_variance(fit: Fit, points: pd.DataFrame, mu: np.ndarray, prev: np
     log_d = np.log(points[C.D].to_numpy(float))[None, :]
     var = walk_variance(np, log_d, log_d[:, prev], follows, per_draw(fit.draws("walk")[:, None]),
                         per_draw(fit.draws("walk_start")[:, None]),
-                        float(np.log(fit.spec.reference[C.D])), per_draw(_hurst(fit)))
+                        float(np.log(fit.spec.reference[C.D])), per_draw(hurst_draws(fit)))
     return var * mu**2 if fit.spec.likelihood.sigma_relative else var
 
 
 def _previous(points: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Previous row of each row's run and the ``(1, n)`` flag of rows that follow one."""
-    from .model import previous_rows
+    from .kernel import previous_rows
 
     runs = points[C.RUN].to_numpy() if C.RUN in points.columns else np.zeros(len(points))
     prev, first = previous_rows(runs)
@@ -401,174 +399,3 @@ def residuals(fit: Fit, *, seed: int = 0) -> np.ndarray:
     return frame[C.LOSS].to_numpy(float) - median
 
 
-@dataclass(frozen=True)
-class Prediction:
-    """Predictions on a table of points.
-
-    Attributes
-    ----------
-    table : DataFrame
-        The input points plus ``median`` and ``lower_XX`` / ``upper_XX`` per band.
-    draws : ndarray
-        Every posterior draw of the predicted quantity, ``(S, n)``.
-    kind : {"predictive", "epistemic"}
-    probs : tuple of float
-    attrs : dict
-        Extra facts (e.g. ``weights_ess`` of a partial-curve forecast).
-    """
-
-    table: pd.DataFrame
-    draws: np.ndarray = field(repr=False)
-    kind: str = "predictive"
-    probs: tuple[float, ...] = C.BAND_PROBS
-    attrs: dict[str, Any] = field(default_factory=dict)
-
-    def band(self, prob: float) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper bounds of the central ``prob`` band."""
-        tag = band_tag(prob)
-        return self.table[f"lower_{tag}"].to_numpy(), self.table[f"upper_{tag}"].to_numpy()
-
-
-def band_tag(prob: float) -> str:
-    """Column suffix of a band: 0.9 -> ``"90"``, 0.975 -> ``"97.5"``."""
-    return f"{prob * 100:g}"
-
-
-def summarise(points: pd.DataFrame, draws: np.ndarray, kind: str,
-              probs: tuple[float, ...], **attrs: Any) -> Prediction:
-    """A :class:`Prediction` of ``points`` from draws ``(S, n)``: median and central bands."""
-    out = points.copy()
-    out["median"] = np.median(draws, axis=0)
-    for p in probs:
-        lo, hi = np.quantile(draws, [(1 - p) / 2, (1 + p) / 2], axis=0)
-        out[f"lower_{band_tag(p)}"] = lo
-        out[f"upper_{band_tag(p)}"] = hi
-    return Prediction(out, np.asarray(draws), kind, probs, dict(attrs))
-
-
-def _check_args(kind: str, probs: Sequence[float]) -> tuple[float, ...]:
-    if kind not in ("predictive", "epistemic"):
-        raise SpecError(f"kind must be 'predictive' or 'epistemic', got {kind!r}")
-    probs = tuple(float(p) for p in probs)
-    if not probs or not all(0 < p < 1 for p in probs):
-        raise SpecError(f"band probabilities must lie in (0, 1), got {probs}")
-    return probs
-
-
-def predict(fit: Fit, points: pd.DataFrame, *, kind: str = "predictive",
-            probs: Sequence[float] = C.BAND_PROBS, seed: int = 0) -> Prediction:
-    """Posterior median and central bands of the loss at ``points``.
-
-    Parameters
-    ----------
-    fit : Fit
-    points : DataFrame
-        Columns the law needs (``N``, ``D``, ``T_m``), optionally ``run`` (a fitted run's
-        own effects) and the spec's group columns.
-    kind : {"predictive", "epistemic"}
-        ``predictive`` includes observation noise; ``epistemic`` is the law's value.  With a
-        random-walk residual (``walk``), a predictive row of a fitted run starts from that
-        run's logged residuals (:func:`walk_draws`).
-    probs : sequence of float
-        Central band probabilities, each in (0, 1).
-    seed : int
-        Seed of the draws for new group levels and noise.
-    """
-    probs = _check_args(kind, probs)
-    rng = np.random.default_rng(seed)
-    points = points.reset_index(drop=True)
-    draws = mean_draws(fit, points, rng)
-    if kind == "predictive":
-        loc, scale = forecast_terms(fit, points, draws, noise_scale_draws(fit, points, rng,
-                                                                           draws), rng)
-        draws = loc + noise(fit, scale, rng)
-    return summarise(points, draws, kind, probs)
-
-
-def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: int = 50,
-                 kind: str = "predictive", probs: Sequence[float] = C.BAND_PROBS,
-                 seed: int = 0, replicates: int = 20) -> Prediction:
-    """Forecast the rest of a run, from its last logged D to ``D_target``.
-
-    Parameters
-    ----------
-    fit : Fit
-    run : str or DataFrame
-        The name of a fitted run (its own posterior curve effects are used), or the logged
-        points of a new partial curve (columns ``N``, ``D``, ``loss`` and ``T_m`` / group
-        columns as the spec needs).  A new curve is conditioned on its logged points by
-        sampling-importance-resampling: each posterior draw is paired with ``replicates``
-        draws of the new run's group effects and noise scale from the population, weighted by
-        the likelihood of the logged points, and resampled.  ``attrs["weights_ess"]`` reports
-        the effective sample size of those weights (warned about below 100: refit with the
-        curve in the data instead).
-    D_target : float
-        Tokens to forecast to.
-    """
-    import warnings
-
-    probs = _check_args(kind, probs)
-    rng = np.random.default_rng(seed)
-    if isinstance(run, str):
-        frame = fit.data.frame
-        logged = frame[frame[C.RUN] == run]
-        if logged.empty:
-            raise DataError(f"run {run!r} is not in the fit; fitted runs: "
-                            f"{', '.join(map(str, fit.data.runs[:10]))}"
-                            + (" ..." if len(fit.data.runs) > 10 else ""))
-        grid = _future_grid(logged, D_target, n_grid)
-        return predict(fit, grid, kind=kind, probs=probs, seed=seed)
-    logged = run.sort_values(C.D, kind="stable").reset_index(drop=True)
-    missing = [c for c in (C.N, C.D, C.LOSS) if c not in logged.columns]
-    if missing or logged.empty:
-        raise DataError(f"a partial curve needs rows with columns N, D and loss; missing "
-                        f"{missing}")
-    logged[C.RUN] = "__partial__"  # not a fitted run: its effects come from the population
-    grid = _future_grid(logged, D_target, n_grid)
-    table = pd.concat([logged.drop(columns=[C.LOSS]), grid], ignore_index=True)
-    y = logged[C.LOSS].to_numpy(float)
-    n_log = len(logged)
-    x = np.log(table[C.D].to_numpy(float))
-    mus, scales, logw = [], [], []
-    for _ in range(replicates):
-        mu = mean_draws(fit, table, rng)
-        scale = noise_scale_draws(fit, table, rng, mu)
-        future, spread = mu[:, n_log:], scale[:, n_log:]
-        if fit.spec.likelihood.walk is None:
-            ll = log_density(fit, y, mu[:, :n_log], scale[:, :n_log])
-        else:  # the logged points in sequence, the future from the last one
-            ll = log_density(fit, y, *sequential_terms(fit, table.iloc[:n_log], y,
-                                                       mu[:, :n_log], scale[:, :n_log]))
-            if kind == "predictive":
-                shift, var, _ = walk_bridge(x[:n_log], y - mu[:, :n_log], x[n_log:],
-                                            fit.draws("walk")[:, None], _hurst(fit))
-                if fit.spec.likelihood.sigma_relative:
-                    var = var * future**2
-                future, spread = future + shift, np.sqrt(spread**2 + var)
-        mus.append(future)
-        scales.append(spread)
-        logw.append(ll.sum(axis=1))
-    mu_all, scale_all = np.concatenate(mus), np.concatenate(scales)
-    w = np.exp(np.concatenate(logw) - np.max(np.concatenate(logw)))
-    w /= w.sum()
-    ess = float(1.0 / np.sum(w**2))
-    if ess < 100:
-        warnings.warn(f"forecast of the partial curve rests on {ess:.0f} effective draws: "
-                      "refit with the curve in the data for a reliable band", UserWarning,
-                      stacklevel=2)
-    pick = rng.choice(len(w), size=fit.n_draws, replace=True, p=w)
-    draws = mu_all[pick]
-    if kind == "predictive":
-        draws = draws + noise(fit, scale_all[pick], rng, draw_index=pick % fit.n_draws)
-    return summarise(grid, draws, kind, probs, weights_ess=ess)
-
-
-def _future_grid(logged: pd.DataFrame, D_target: float, n_grid: int) -> pd.DataFrame:
-    last = float(logged[C.D].max())
-    if not D_target > last:
-        raise DataError(f"target D = {D_target:g} is not past the last logged D = {last:g}")
-    row = logged.sort_values(C.D).iloc[-1].drop(labels=[C.D, C.LOSS], errors="ignore")
-    grid = pd.DataFrame({C.D: np.geomspace(last, D_target, n_grid + 1)[1:]})
-    for col, value in row.items():
-        grid[col] = value
-    return grid

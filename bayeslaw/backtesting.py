@@ -59,12 +59,13 @@ from . import constants as C
 from . import metrics
 from .baseline import PointFit, bootstrap, point_fit
 from .data import LossData
-from .errors import DataError, SpecError
+from .errors import DataError, SpecError, UnidentifiedSplitWarning
 from .priors import ModelSpec
 
 if TYPE_CHECKING:
-    from .fit import Diagnostics, Fit
-    from .predict import Prediction
+    from .diagnostics import Diagnostics
+    from .prediction import Prediction
+    from .result import Fit
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,7 @@ class Recalibration:
         The PIT was taken under predictive draws, so an epistemic prediction (the law's value
         without noise) is refused.
         """
-        from .predict import band_tag, summarise
+        from .prediction import band_tag, summarise
 
         if pred.kind != "predictive":
             raise SpecError(f"a recalibration maps predictive forecasts (learned from their "
@@ -269,7 +270,7 @@ def recalibration(data: LossData, spec: ModelSpec, split: str, *,
     For a forecast of runs in progress, ``kfold:5+prefix:0.5`` on every logged run learns how
     the rest of a run misses its forecast.
     """
-    from .predict import predict
+    from .prediction import predict
 
     part = inner_split(data, split, seed=seed)
     train = data.select(part.train, f"train of the inner {part.name}")
@@ -288,7 +289,8 @@ def fold_fit(train: LossData, spec: ModelSpec, name: str, **fit_kwargs: Any) -> 
     A convergence warning names the fold (``split 'prefix:0.5': sampling did not
     converge: ...``), so a user reading a backtest's warnings knows which row it concerns.
     """
-    from .fit import ConvergenceWarning, fit
+    from .errors import ConvergenceWarning
+    from .inference import fit
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
@@ -442,7 +444,8 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
     fold; its ``lpd`` and epistemic columns are not defined, its R-hat and divergences are
     the worse of both fits, ``n_calibration`` counts the inner held-out points).
     """
-    from .predict import log_likelihood, predict
+    from .posterior import log_likelihood
+    from .prediction import predict
 
     parts = parse_split(data, split, seed=seed)
     for part in parts:
@@ -462,7 +465,7 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
         if short:
             warnings.warn(f"split {part.name!r}: the training part is short of levels: {short}. "
                           "Fitted anyway: the held-out forecast rests on priors there",
-                          UserWarning, stacklevel=2)
+                          UnidentifiedSplitWarning, stacklevel=2)
         result = fold_fit(train, spec, part.name, seed=seed, like=data, **fit_kwargs)
         pred = predict(result, test, probs=probs, seed=seed)
         epi = predict(result, test, kind="epistemic", probs=probs, seed=seed)

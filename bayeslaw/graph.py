@@ -25,14 +25,15 @@ Graph layout (names used in the posterior):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from . import constants as C
 from .data import LossData
-from .errors import DataError, SpecError
+from .errors import SpecError
+from .kernel import walk_variance
+from .plan import centering, check_compatible, groups_of, level_dim, structure_of
 from .priors import ModelSpec
 
 
@@ -43,37 +44,6 @@ def cov_data_name(cov: str) -> str:
     (``N_run``, ``T_m_run``, ``P_run``, ``horizon_run``).
     """
     return "D_log" if cov == C.D else f"{cov}_run"
-
-
-def previous_rows(runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For rows sorted by run then D: the previous row of the same run, and first-row flags.
-
-    A run's first row points at itself (its flag is 1.0, so the AR(1) term drops out).
-    """
-    runs = np.asarray(runs)
-    first = np.ones(len(runs), bool)
-    first[1:] = runs[1:] != runs[:-1]
-    prev = np.arange(len(runs)) - 1
-    prev[first] = np.flatnonzero(first)
-    return prev.astype("int64"), first.astype(float)
-
-
-def walk_power(gap: Any, hurst: Any) -> Any:
-    """``gap^(2 hurst)`` for distances ``gap >= 0`` in log D (finite gradient at 0)."""
-    return (gap + 1e-12) ** (2.0 * hurst)
-
-
-def walk_variance(xp: Any, log_d: Any, log_d_prev: Any, follows: Any, tau: Any, start: Any,
-                  log_d_ref: float, hurst: Any = 0.5) -> Any:
-    """Variance the random-walk residual adds to a point, given the run's previous point.
-
-    A point that follows another of its run: ``tau^2 (x - x_prev)^(2h)`` (``x = log D``,
-    ``h = hurst``, 1/2 for a random walk); a run's first point:
-    ``start^2 + tau^2 |x - log D_ref|^(2h)`` (the walk starts at the reference).  Written once
-    for numpy and PyTensor (``xp``).
-    """
-    return (follows * tau**2 * walk_power(log_d - log_d_prev, hurst)
-            + (1.0 - follows) * (start**2 + tau**2 * walk_power(xp.abs(log_d - log_d_ref), hurst)))
 
 
 def sum_split_transform() -> Any:
@@ -127,95 +97,6 @@ def sum_split_vector(pm: Any, spec: ModelSpec, names: tuple[str, ...]) -> dict[s
     return {n: pm.Deterministic(n, joint[i]) for i, n in enumerate(names)}
 
 
-def level_dim(group: str) -> str:
-    """Name of the dimension of a group's levels (``N_level``)."""
-    return "run" if group == C.RUN else f"{group}_level"
-
-
-@dataclass(frozen=True)
-class Structure:
-    """What must match for a compiled model to be reused: runs and group levels."""
-
-    runs: tuple[str, ...]
-    levels: tuple[tuple[str, tuple[Any, ...]], ...]
-
-
-def groups_of(spec: ModelSpec) -> list[str]:
-    """Group columns used by the spec's effects and noise model, in first-use order."""
-    groups = [e.group for e in spec.effects]
-    if spec.likelihood.sigma_by is not None:
-        groups.append(spec.likelihood.sigma_by)
-    return list(dict.fromkeys(groups))
-
-
-def check_compatible(spec: ModelSpec, data: LossData) -> None:
-    """Raise if the data cannot be fitted with this spec (columns, levels, collinearity)."""
-    law = spec.law_obj
-    data.require_levels(law.covariates, law.name, law.min_levels)
-    uses_run = [e.name for e in spec.effects if e.group == C.RUN]
-    if spec.likelihood.sigma_by == C.RUN:
-        uses_run.append("likelihood.sigma_by = 'run'")
-    if uses_run and not data.has_runs:
-        raise DataError(
-            f"the table has no 'run' column (one row per run) but the spec uses per-run terms "
-            f"({', '.join(uses_run)}); use a spec without them, e.g. likelihood.sigma_by = "
-            "'none' (the chinchilla default)")
-    table = data.run_table()
-    for e in spec.effects:
-        _, codes = data.levels(e.group)
-        param = law.param(e.param)
-        term = () if param.term is None else law.term_covariates(param.term)
-        for cov in law.covariates:
-            if cov == C.D and data.has_runs:
-                continue
-            within = table.groupby(codes)[cov].nunique()
-            if (within <= 1).all() and (param.term is None or cov in term):
-                what = ("the irreducible loss E" if param.term is None else
-                        f"the {param.term} term" + (f" (a function of {cov})"
-                                                    if param.term != cov else ""))
-                raise SpecError(
-                    f"effect {e.param!r} by {e.group!r} is collinear with the law: {cov} is "
-                    f"constant within each {e.group} level, so a per-level shift of "
-                    f"{e.param!r} duplicates {what}. Remove this effect or let another "
-                    "parameter vary")
-
-
-def level_richness(setting: bool | str, like: LossData, observed: LossData, group: str
-                   ) -> np.ndarray:
-    """Per level of ``group`` (in ``like``'s order), whether to build it centered.
-
-    ``centered = "auto"`` centers a level when ``like`` (the model's full data) holds at
-    least :data:`~bayeslaw.constants.CENTERED_MIN_POINTS` points of it *and* ``observed``
-    holds any: a level that is in the model but not observed (a held-out T_m level, a
-    held-out run) is non-centered, since a centered level with no data is a funnel.
-    Observed levels are judged on ``like``, so a training split (a curve prefix) keeps the
-    parameterization of the full fit.
-    """
-    levels, _ = like.levels(group)
-    if setting != "auto":
-        return np.full(len(levels), bool(setting))
-    index = {v: i for i, v in enumerate(levels.tolist())}
-
-    def counts(data: LossData) -> np.ndarray:
-        rows = np.array([index[v] for v in data.frame[group].tolist()], dtype=int)
-        return np.bincount(rows, minlength=len(levels))
-
-    return (counts(like) >= C.CENTERED_MIN_POINTS) & (counts(observed) > 0)
-
-
-def centering(spec: ModelSpec, like: LossData, observed: LossData
-              ) -> tuple[tuple[str, np.ndarray], ...]:
-    """Centered-level masks of every group term (effects, then ``sigma``).
-
-    Part of the key of a compiled model, since they change the graph.
-    """
-    out = [(e.name, level_richness(e.centered, like, observed, e.group)) for e in spec.effects]
-    lk = spec.likelihood
-    if lk.sigma_by is not None:
-        out.append(("sigma", level_richness(lk.sigma_centered, like, observed, lk.sigma_by)))
-    return tuple(out)
-
-
 def _group_deviations(pm: Any, pt: Any, name: str, z_name: str, sd: Any, dim: str,
                       centered: np.ndarray) -> Any:
     """Level deviations ``~ N(0, sd)``, centered and non-centered as the mask says.
@@ -233,12 +114,6 @@ def _group_deviations(pm: Any, pt: Any, name: str, z_name: str, sd: Any, dim: st
     eff = pt.set_subtensor(eff[rich], c)
     eff = pt.set_subtensor(eff[poor], sd * z)
     return pm.Deterministic(name, eff, dims=dim)
-
-
-def structure_of(spec: ModelSpec, data: LossData) -> Structure:
-    """The structure key of (spec, data) for model reuse."""
-    levels = tuple((g, tuple(data.levels(g)[0].tolist())) for g in groups_of(spec))
-    return Structure(tuple(data.runs.tolist()), levels)
 
 
 class LossModel:

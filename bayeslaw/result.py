@@ -1,0 +1,250 @@
+"""The :class:`Fit` result: posterior draws, spec, data, provenance; netCDF save / load."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import constants as C
+from .data import LossData
+from .diagnostics import Diagnostics, Thresholds, diagnose
+from .errors import ApproximationWarning, ConvergenceError, ConvergenceWarning, FitFileError
+from .files import atomic_write
+from .priors import ModelSpec
+
+
+@dataclass(repr=False)
+class Fit:
+    """A fitted model: posterior draws + spec + data + provenance.
+
+    Attributes
+    ----------
+    idata : arviz.InferenceData
+        ``posterior``, ``sample_stats`` and ``log_likelihood`` (pointwise, for LOO).
+    spec : ModelSpec
+    data : LossData
+    provenance : dict
+        Seed, sampler settings, input path and hash, package version.
+    """
+
+    idata: Any
+    spec: ModelSpec
+    data: LossData
+    provenance: dict[str, Any]
+    thresholds: Thresholds = field(default_factory=Thresholds)
+
+    @property
+    def method(self) -> str:
+        """``"nuts"``, or the approximation that made the draws (``"laplace"``, ...)."""
+        return str(self.provenance.get("method", "nuts"))
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the draws come from an approximation, not from NUTS."""
+        return self.method != "nuts"
+
+    @property
+    def label(self) -> str:
+        """The law's name, marked approximate where it is (figure titles, reports)."""
+        return (f"{self.spec.law} (approximate: {self.method})" if self.approximate
+                else self.spec.law)
+
+    def __repr__(self) -> str:
+        post = self.idata.posterior
+        state = ("converged" if self.diagnostics.ok else "NOT converged") if not \
+            self.approximate else f"approximate: {self.method}"
+        return (f"Fit(law={self.spec.law!r}, runs={len(self.data.runs)}, "
+                f"points={len(self.data)}, draws={post.sizes['chain']}x{post.sizes['draw']}, "
+                f"{state})")
+
+    def predict(self, points: pd.DataFrame, **kwargs: Any) -> Any:
+        """Posterior predictions at ``points``: see :func:`bayeslaw.predict.predict`."""
+        from .prediction import predict
+
+        return predict(self, points, **kwargs)
+
+    # -- diagnostics -----------------------------------------------------------------------
+    @cached_property
+    def diagnostics(self) -> Diagnostics:
+        """Convergence diagnostics judged against :attr:`thresholds`.
+
+        None apply to an approximate fit: its one failure says so.
+        """
+        if self.approximate:
+            nan = float("nan")
+            return Diagnostics(nan, nan, nan, 0, nan, "", "", self.thresholds,
+                               approximate=self.method)
+        return diagnose(self.idata, self.thresholds)
+
+    def check(self, *, strict: bool = False, thresholds: Thresholds | None = None) -> Diagnostics:
+        """Warn (or raise with ``strict``) when diagnostics fail; return them."""
+        diag = (self.diagnostics if thresholds is None or self.approximate
+                else diagnose(self.idata, thresholds))
+        if self.approximate:
+            if strict:
+                raise ConvergenceError(diag.failures[0])
+            k = self.provenance.get("sampling", {}).get("pareto_k")
+            extra = (f"; its Pareto k is {k:.2f} (> 0.7: the posterior is far from the "
+                     f"{self.method} approximation here)" if k is not None and k > 0.7
+                     else "")
+            warnings.warn(diag.failures[0] + "; a first look, not a checked posterior" + extra,
+                          ApproximationWarning, stacklevel=3)
+            return diag
+        if not diag.ok:
+            msg = "sampling did not converge: " + "; ".join(diag.failures)
+            if strict:
+                raise ConvergenceError(msg)
+            warnings.warn(msg + " (run longer, or see the diagnostics table)",
+                          ConvergenceWarning, stacklevel=3)
+        return diag
+
+    # -- posterior views -------------------------------------------------------------------
+    @property
+    def n_draws(self) -> int:
+        """Total posterior draws (chains x draws)."""
+        post = self.idata.posterior
+        return int(post.sizes["chain"] * post.sizes["draw"])
+
+    def draws(self, name: str) -> np.ndarray:
+        """Posterior draws of a variable, chains stacked first: shape ``(S, *dims)``."""
+        da = self.idata.posterior[name]
+        return np.asarray(da.values).reshape(self.n_draws, *da.shape[2:])
+
+    def coefficient_names(self) -> list[str]:
+        """Law coefficients (sampled ones, then textbook A, B, C) and noise parameters."""
+        law = self.spec.law_obj
+        names = list(self.spec.free_params)
+        names += [n for n in law.natural({p: 1.0 for p in law.param_names},
+                                         dict.fromkeys(law.reference_keys, 1.0))
+                  if n in self.idata.posterior]
+        names += [n for n in ("sigma", "sigma_spread", "nu", "sigma_decay", "ar1", "walk",
+                              "walk_start", "walk_hurst")
+                  if n in self.idata.posterior]
+        names += [f"{e.name}_sd" for e in self.spec.effects if f"{e.name}_sd" in
+                  self.idata.posterior]
+        return names
+
+    def summary(self, prob: float = C.TABLE_PROB) -> pd.DataFrame:
+        """Coefficient table: mean, sd, central ``prob`` interval, R-hat, bulk/tail ESS."""
+        import arviz as az
+
+        names = self.coefficient_names()
+        if self.approximate:  # one "chain" of independent draws: nothing to diagnose
+            table = pd.DataFrame(np.nan, index=names, columns=["r_hat", "ess_bulk", "ess_tail"])
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                warnings.simplefilter("ignore", UserWarning)
+                table = az.summary(self.idata, var_names=names, kind="all", hdi_prob=prob,
+                                   stat_focus="mean")
+        lo, hi = (1 - prob) / 2, 1 - (1 - prob) / 2
+        q = {n: np.quantile(self.draws(n), [lo, hi]) for n in names}
+        pct = f"{int(round(prob * 100))}%"
+        out = pd.DataFrame({
+            "mean": [float(self.draws(n).mean()) for n in names],
+            "sd": [float(self.draws(n).std(ddof=1)) for n in names],
+            f"lower_{pct}": [float(q[n][0]) for n in names],
+            f"upper_{pct}": [float(q[n][1]) for n in names],
+            "r_hat": table["r_hat"].reindex(names).to_numpy(),
+            "ess_bulk": table["ess_bulk"].reindex(names).to_numpy(),
+            "ess_tail": table["ess_tail"].reindex(names).to_numpy(),
+        }, index=pd.Index(names, name="coefficient"))
+        if self.approximate:  # no chain to diagnose: say what made the draws instead
+            out = out.drop(columns=["r_hat", "ess_bulk", "ess_tail"])
+            out["method"] = f"{self.method} (approximate)"
+        return out
+
+    # -- log-likelihood --------------------------------------------------------------------
+    def attach_log_likelihood(self) -> None:
+        """Compute the pointwise log-likelihood (numpy, no recompilation) into ``idata``."""
+        import xarray as xr
+
+        from .posterior import pointwise_log_likelihood
+
+        ll = pointwise_log_likelihood(self).astype(np.float32)
+        post = self.idata.posterior
+        ll = ll.reshape(post.sizes["chain"], post.sizes["draw"], -1)
+        ds = xr.Dataset({"loss": (("chain", "draw", "obs"), ll)},
+                        coords={"chain": post.chain, "draw": post.draw,
+                                "obs": np.arange(ll.shape[-1])})
+        if "log_likelihood" in self.idata.groups():
+            del self.idata["log_likelihood"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            self.idata.add_groups(log_likelihood=ds)
+
+    # -- persistence -----------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Write the fit to one netCDF file, atomically (temp file, then rename)."""
+        import xarray as xr
+
+        idata = self.idata.copy()
+        frame = self.data.frame
+        cols = {}
+        for c in frame.columns:
+            values = frame[c].to_numpy()
+            if values.dtype.kind in "fiub":
+                cols[f"data__{c}"] = ("row", values)
+            else:
+                cols[f"data__{c}"] = ("row", values.astype(str).astype(object))
+        if "constant_data" in idata.groups():
+            del idata["constant_data"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            idata.add_groups(constant_data=xr.Dataset(cols))
+        idata.posterior.attrs.update({
+            "bayeslaw_format_version": C.FIT_FORMAT_VERSION,
+            "bayeslaw_spec": self.spec.to_json(),
+            "bayeslaw_provenance": json.dumps(self.provenance, sort_keys=True),
+            "bayeslaw_method": (f"{self.method} (approximate)" if self.approximate
+                                else self.method),
+            "bayeslaw_data": json.dumps({"source": self.data.source, "sha256": self.data.sha256,
+                                         "has_runs": self.data.has_runs,
+                                         "notes": list(self.data.notes),
+                                         "columns": list(frame.columns),
+                                         "dtypes": [str(t) for t in frame.dtypes]}),
+        })
+        return atomic_write(path, lambda tmp: idata.to_netcdf(tmp, engine="h5netcdf"))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Fit:
+        """Read a fit written by :meth:`save` (exact round trip)."""
+        import arviz as az
+
+        path = Path(path)
+        if not path.is_file():
+            raise FitFileError(f"fit file {str(path)!r} does not exist")
+        try:
+            idata = az.from_netcdf(path, engine="h5netcdf")
+            attrs = dict(idata.posterior.attrs)
+        except (OSError, ValueError, KeyError, AttributeError) as exc:
+            raise FitFileError(f"{str(path)!r} is not a bayeslaw fit file ({exc})") from None
+        version = attrs.get("bayeslaw_format_version")
+        if version is None:
+            raise FitFileError(f"{str(path)!r} is a netCDF file but not a bayeslaw fit")
+        if int(version) != C.FIT_FORMAT_VERSION:
+            raise FitFileError(f"{str(path)!r} has fit format {version}; this bayeslaw reads "
+                               f"format {C.FIT_FORMAT_VERSION}: refit with this version")
+        meta = json.loads(attrs["bayeslaw_data"])
+        const = idata.constant_data
+        frame = pd.DataFrame({c: const[f"data__{c}"].values for c in meta["columns"]})
+        for c, t in zip(meta["columns"], meta["dtypes"], strict=True):
+            if frame[c].dtype.kind not in "fiub":
+                frame[c] = frame[c].astype(str)
+            else:
+                frame[c] = frame[c].astype(t)
+        del idata["constant_data"]
+        for key in [k for k in attrs if k.startswith("bayeslaw_")]:
+            del idata.posterior.attrs[key]
+        data = LossData(frame, meta["source"], meta["sha256"], meta["has_runs"],
+                        tuple(meta["notes"]))
+        spec = ModelSpec.from_dict(json.loads(attrs["bayeslaw_spec"]))
+        return cls(idata=idata, spec=spec, data=data,
+                   provenance=json.loads(attrs["bayeslaw_provenance"]))
