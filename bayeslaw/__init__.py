@@ -42,10 +42,11 @@ from .plots import (
     write_grid_figures,
 )
 from .prediction import Prediction, forecast_run, predict
-from .priors import ModelSpec, Prior, load_spec
+from .priors import Prior
 from .report import build_report, write_fit_outputs
 from .result import Fit
 from .simulate import bundled_path
+from .spec import ModelSpec, load_spec
 
 __all__ = [
     "LAWS",

@@ -60,7 +60,7 @@ from . import metrics
 from .baseline import PointFit, bootstrap, point_fit
 from .data import LossData
 from .errors import DataError, SpecError, UnidentifiedSplitWarning
-from .priors import ModelSpec
+from .spec import ModelSpec
 
 if TYPE_CHECKING:
     from .diagnostics import Diagnostics
@@ -444,7 +444,7 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
     fold; its ``lpd`` and epistemic columns are not defined, its R-hat and divergences are
     the worse of both fits, ``n_calibration`` counts the inner held-out points).
     """
-    from .posterior import log_likelihood
+    from .likelihood import log_likelihood
     from .prediction import predict
 
     parts = parse_split(data, split, seed=seed)

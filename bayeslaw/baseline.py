@@ -37,7 +37,7 @@ from scipy import optimize
 from . import constants as C
 from .data import LossData
 from .errors import BaselineConvergenceWarning, BayeslawError
-from .priors import ModelSpec
+from .spec import ModelSpec
 
 #: Starting values per parameter (centered scale); the grid is their product.
 START_GRID: dict[str, tuple[float, ...]] = {

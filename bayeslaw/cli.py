@@ -346,8 +346,8 @@ def cmd_backtest(args: argparse.Namespace) -> int:
     from .backtesting import backtest
     from .files import atomic_write, atomic_write_text
     from .plots import plot_backtest, save_figure
-    from .priors import resolve_spec
     from .report_html import markdown_table
+    from .spec import resolve_spec
 
     data = _load_data(args)
     spec = resolve_spec(args.spec, law=args.law, columns=data.columns)

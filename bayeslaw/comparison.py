@@ -37,8 +37,8 @@ from . import constants as C
 from .data import LossData
 from .errors import ConvergenceWarning, DataError, ParetoKWarning, SpecError
 from .inference import fit
+from .likelihood import log_likelihood
 from .metrics import pointwise_lpd
-from .posterior import log_likelihood
 from .result import Fit
 
 #: Pareto-k above this marks a point whose PSIS-LOO estimate is unreliable (Vehtari 2024).
@@ -129,8 +129,6 @@ def _ic_pointwise(result: Fit, ic: str) -> tuple[np.ndarray, float, np.ndarray |
     """Pointwise elpd, effective parameters and Pareto k (LOO only) through ArviZ."""
     import arviz as az
 
-    if "log_likelihood" not in result.idata.groups():
-        result.attach_log_likelihood()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if ic == "loo":

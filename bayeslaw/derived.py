@@ -24,7 +24,7 @@ import pandas as pd
 
 from . import constants as C
 from .errors import SpecError
-from .posterior import _level_draws, mean_draws
+from .posterior import mean_draws, typical_parameters
 from .prediction import band_tag, predict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -217,31 +217,6 @@ def loss_at(fit: Fit, N: float, D: float, T_m: float | None = None, *,
                    "population).")
 
 
-def _typical_theta(fit: Fit, T_m: float | None, rng: np.random.Generator) -> dict[str, Any]:
-    """Law parameters ``(S, 1)`` of a typical curve at depth ``T_m``.
-
-    Effects by ``T_m`` use the fitted level (a new level: one population draw per posterior
-    draw); every other group effect (N, run, ...) sits at its population value, zero on the
-    link scale, because N varies continuously over the search grid.
-    """
-    spec, law = fit.spec, fit.spec.law_obj
-    theta: dict[str, Any] = {}
-    for p in law.params:
-        if p.name in spec.fixed:
-            theta[p.name] = spec.fixed[p.name]
-            continue
-        pop = fit.draws(p.name)[:, None]
-        eta = np.log(pop) if p.link == "log" else pop.copy()
-        for e in spec.effects:
-            if e.param != p.name or e.group != C.T_M:
-                continue
-            sd = (fit.draws(f"{e.name}_sd") if not isinstance(e.scale, float)
-                  else np.full(len(pop), e.scale))
-            eta = eta + _level_draws(fit, e.name, e.group, np.array([float(T_m)]), sd, rng)
-        theta[p.name] = np.exp(eta) if p.link == "log" else eta
-    return theta
-
-
 def _grid_losses(fit: Fit, theta: Mapping[str, Any], N: np.ndarray, D: np.ndarray,
                  T_m: float | None, rows: slice) -> np.ndarray:
     """The law at ``(N, D)`` (each ``(G,)``) for the draws ``rows``: ``(S_block, G)``."""
@@ -298,7 +273,7 @@ def compute_optimal(fit: Fit, budget: float, *, T_m: float | None = None,
     if N.ndim != 1 or len(N) < 2 or not (N > 0).all():
         raise SpecError("grid must hold at least two positive model sizes")
     D = budget / np.asarray(cost(N, T_m), dtype=float)
-    theta = _typical_theta(fit, T_m, np.random.default_rng(seed))
+    theta = typical_parameters(fit, T_m, np.random.default_rng(seed))
     best = np.empty(fit.n_draws, dtype=int)
     loss = np.empty(fit.n_draws)
     for start in range(0, fit.n_draws, _BLOCK):

@@ -124,6 +124,18 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:
     max_rhat, worst_r = extreme(rhat, max)
     min_essb, worst_e = extreme(ess_b, min)
     min_esst, _ = extreme(ess_t, min)
-    div = int(idata.sample_stats["diverging"].sum()) if "diverging" in idata.sample_stats else 0
-    return Diagnostics(max_rhat, min_essb, min_esst, div, float(np.nanmin(bfmi)), worst_r,
+    stats = idata.sample_stats if "sample_stats" in idata.groups() else {}
+    div = int(stats["diverging"].sum()) if "diverging" in stats else 0
+    return Diagnostics(max_rhat, min_essb, min_esst, div, (float(np.nanmin(bfmi)) if np.isfinite(bfmi).any() else float("nan")), worst_r,
                        worst_e, thresholds, tuple(undefined))
+
+
+def judge(idata: Any, method: str, thresholds: Thresholds) -> Diagnostics:
+    """The diagnostics of a fit's draws, once: :func:`diagnose` for NUTS.
+
+    None apply to an approximate ``method`` (Laplace, pathfinder): its one failure says so.
+    """
+    if method != "nuts":
+        nan = float("nan")
+        return Diagnostics(nan, nan, nan, 0, nan, "", "", thresholds, approximate=method)
+    return diagnose(idata, thresholds)

@@ -32,9 +32,9 @@ import numpy as np
 from . import constants as C
 from .data import LossData
 from .errors import SpecError
-from .kernel import walk_variance
-from .plan import centering, check_compatible, groups_of, level_dim, structure_of
-from .priors import ModelSpec
+from .kernel import conditional_terms, density_terms, link_value, noise_scale, walk_variance
+from .plan import Plan, groups_of, level_dim
+from .transforms import sum_split_vector
 
 
 def cov_data_name(cov: str) -> str:
@@ -44,57 +44,6 @@ def cov_data_name(cov: str) -> str:
     (``N_run``, ``T_m_run``, ``P_run``, ``horizon_run``).
     """
     return "D_log" if cov == C.D else f"{cov}_run"
-
-
-def sum_split_transform() -> Any:
-    """A PyMC transform of positive ``(x_0, ..., x_{n-1})`` to their log sum and log ratios.
-
-    The unconstrained coordinates are ``v = log(x_0 + ... + x_{n-1})`` and
-    ``w_i = log(x_i / x_0)`` (i >= 1).  Used by ``sampler.sum_split``: when the data pin the
-    sum of some parameters (E and c, with only two T_m levels observed; E + a + c, the loss
-    floor at the reference point), their posterior lies along a curved ridge in the default
-    ``log x_i`` coordinates; in these the sum is one coordinate and the ridge runs along the
-    ratios.  The priors are unchanged: the transform carries its log-Jacobian
-    ``n v + sum_i log p_i`` (``p = x / sum(x)``, the softmax of ``(0, w_1, ...)``).
-    """
-    import pytensor.tensor as pt
-    from pymc.logprob.transforms import Transform
-
-    class SumSplit(Transform):
-        name = "sumsplit"  # no underscore: PyMC strips "_<name>__" from value names
-
-        def forward(self, value: Any, *inputs: Any) -> Any:
-            logs = pt.log(value)
-            total = pt.log(pt.sum(value, axis=-1, keepdims=True))
-            return pt.concatenate([total, logs[..., 1:] - pt.shape_padright(logs[..., 0])], axis=-1)
-
-        @staticmethod
-        def _logits(value: Any) -> Any:
-            return pt.concatenate([pt.zeros_like(value[..., :1]), value[..., 1:]], axis=-1)
-
-        def backward(self, value: Any, *inputs: Any) -> Any:
-            total = pt.exp(pt.shape_padright(value[..., 0]))
-            return total * pt.special.softmax(self._logits(value), axis=-1)
-
-        def log_jac_det(self, value: Any, *inputs: Any) -> Any:
-            logits = self._logits(value)
-            n = logits.shape[-1]
-            return (n * value[..., 0] + pt.sum(logits, axis=-1)
-                    - n * pt.logsumexp(logits, axis=-1))
-
-    return SumSplit()
-
-
-def sum_split_vector(pm: Any, spec: ModelSpec, names: tuple[str, ...]) -> dict[str, Any]:
-    """The LogNormal parameters ``names`` as one variable ``<x>_<y>..._sum``.
-
-    It is sampled through :func:`sum_split_transform`, with a Deterministic per parameter.
-    """
-    mu = [spec.priors[n].params["mu"] for n in names]
-    sd = [spec.priors[n].params["sigma"] for n in names]
-    joint = pm.LogNormal("_".join(names) + "_sum", mu=mu, sigma=sd, shape=len(names),
-                         default_transform=None, transform=sum_split_transform())
-    return {n: pm.Deterministic(n, joint[i]) for i, n in enumerate(names)}
 
 
 def _group_deviations(pm: Any, pt: Any, name: str, z_name: str, sd: Any, dim: str,
@@ -121,34 +70,25 @@ class LossModel:
 
     Parameters
     ----------
-    spec : ModelSpec
-        Law, priors, hierarchy and likelihood.
-    data : LossData
-        The data that fixes the structure (runs and group levels) and initial values.
+    plan : Plan
+        The spec, the data that fixes the structure (runs and group levels, held-out runs
+        included) and which levels are centered (:func:`bayeslaw.plan.make_plan`).
     """
 
-    def __init__(self, spec: ModelSpec, data: LossData, observed: LossData | None = None
-                 ) -> None:
-        check_compatible(spec, data)
-        self.spec = spec
-        self.structure = structure_of(spec, data)
-        #: which levels of each group term are built centered (``centered = "auto"`` resolved
-        #: on the rows that will be ``observed``, default ``data``)
-        self.centered: dict[str, np.ndarray] = dict(
-            centering(spec, data, observed if observed is not None else data))
-        self.model = self._build(data)
-
-    @property
-    def prefers_low_rank(self) -> bool:
-        """Whether nutpie's low-rank mass matrix suits this model (``low_rank = "auto"``).
-
-        Centered, data-rich terms leave strong linear correlations (population value vs
-        level effects, E vs a vs c) that a low-rank mass matrix captures (tree depth 4 vs 9 on
-        the bundled sweep); with non-centered terms the diagonal one mixed better (R-hat 1.002
-        vs 1.016 on a 3 x 3 sweep of 25 points per curve). Measured at 37f6b95, not saved:
-        ``benchmarks/results/looped_total_sampler_2026-11-30.md``.
-        """
-        return bool(self.centered) and all(v.any() for v in self.centered.values())
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.spec = plan.spec
+        self.structure = plan.structure
+        law, lk = plan.spec.law_obj, plan.spec.likelihood
+        self._uses_D = C.D in law.covariates or lk.sigma_decay is not None or lk.walk is not None
+        self._D_ref = float(plan.spec.reference.get(C.D, 1.0))
+        self._run_covariates = tuple(c for c in law.covariates if c != C.D)
+        table = plan.like.run_table()
+        self._built_run_values = {c: table[c].to_numpy(dtype=float) for c in
+                                  self._run_covariates}
+        #: the containers' values now in the PyMC model (``set_data`` skips an equal swap)
+        self._held: dict[str, np.ndarray] = self.data_values(plan.like)
+        self.model = self._build(plan.like)
 
     # ------------------------------------------------------------------------------------
     def layout(self, data: LossData) -> tuple[np.ndarray, np.ndarray, int]:
@@ -246,97 +186,79 @@ class LossModel:
         import pymc as pm
         import pytensor.tensor as pt
 
-        spec, law = self.spec, self.spec.law_obj
-        lk = spec.likelihood
-        self._uses_D = C.D in law.covariates or lk.sigma_decay is not None or lk.walk is not None
-        self._D_ref = float(spec.reference.get(C.D, 1.0))
-        self._run_covariates = tuple(c for c in law.covariates if c != C.D)
-        table = data.run_table()
-        self._built_run_values = {c: table[c].to_numpy(dtype=float) for c in
-                                  self._run_covariates}
-        values = self.data_values(data)
-        #: the containers' values now in the PyMC model (``set_data`` skips an equal swap)
-        self._held: dict[str, np.ndarray] | None = values
+        values = self._held
         coords: dict[str, Any] = {"run": data.runs.tolist(),
                                   "pos": np.arange(values["mask"].shape[1])}
         codes: dict[str, np.ndarray] = {}
-        for g in groups_of(spec):
+        for g in groups_of(self.spec):
             levels, codes[g] = data.levels(g)
             coords.setdefault(level_dim(g), levels.tolist())
-        n_runs = len(data.runs)
         with pm.Model(coords=coords) as model:
-            # run-level covariates are one value per run, broadcast along the curve (R, 1);
-            # D enters as log(D / D_ref) per point (R, L): the law's log of D then simplifies
-            # away instead of being taken at every evaluation
-            cov: dict[str, Any] = {
-                c: pm.Data(cov_data_name(c), values[cov_data_name(c)], dims="run")[:, None]
-                for c in self._run_covariates}
+            cov, log_d = self._covariates(pm, pt, values)
             mask = pm.Data("mask", values["mask"], dims=("run", "pos"))
             loss_obs = pm.Data("loss_obs", values["loss_obs"], dims=("run", "pos"))
-            log_d = None
-            if self._uses_D:
-                log_d = pm.Data(cov_data_name(C.D), values[cov_data_name(C.D)],
-                                dims=("run", "pos"))
-                if C.D in law.covariates:
-                    cov[C.D] = self._D_ref * pt.exp(log_d)
-            theta: dict[str, Any] = {}
-            scalars: dict[str, Any] = {}
-            split = tuple(spec.sampler.get("sum_split", ()))
-            for p in law.params:
-                if p.name in spec.fixed:
-                    theta[p.name] = scalars[p.name] = pt.as_tensor(spec.fixed[p.name])
-                    continue
-                if p.name not in split:
-                    scalars[p.name] = spec.priors[p.name].create(p.name)
-                elif p.name not in scalars:  # all of sum_split's parameters at once
-                    scalars.update(sum_split_vector(pm, spec, split))
-                effects = [e for e in spec.effects if e.param == p.name]
-                if not effects:
-                    theta[p.name] = scalars[p.name]
-                    continue
-                link = pt.log(scalars[p.name]) if p.link == "log" else scalars[p.name]
-                eta = pt.zeros(n_runs) + link
-                for e in effects:
-                    dim = level_dim(e.group)
-                    sd = (e.scale.create(f"{e.name}_sd") if not isinstance(e.scale, float)
-                          else pt.as_tensor(e.scale))
-                    eff = _group_deviations(pm, pt, e.name, f"{e.name}_z", sd, dim,
-                                            self.centered[e.name])
-                    eta = eta + eff[codes[e.group]]
-                per_run = pt.exp(eta) if p.link == "log" else eta
-                per_run = pm.Deterministic(f"{p.name}_run", per_run, dims="run")
-                theta[p.name] = per_run[:, None]
-            for name, value in law.natural(scalars, spec.reference).items():
-                pm.Deterministic(name, value)
-            mu = law(pt, cov, theta, spec.reference)
+            theta = self._law_parameters(pm, pt, codes)
+            mu = self.spec.law_obj(pt, cov, theta, self.spec.reference)
             if mu.type.broadcastable[-1] or mu.ndim < 2:  # no per-point covariate
                 mu = pt.broadcast_to(mu, loss_obs.shape)
-            sigma = self._noise(pm, pt, codes)
-            if lk.sigma_decay is not None:
-                decay = lk.sigma_decay.create("sigma_decay")
-                sigma = _per_point(pt, sigma) * pt.exp(-decay * log_d)
-            if lk.sigma_relative:  # a fraction of the law's value: noise on log-loss
-                sigma = _per_point(pt, sigma) * mu
-            loc = mu
-            if lk.ar1 is not None or lk.walk is not None:  # the run's previous point
-                follows = pm.Data("follows", values["follows"], dims=("run", "pos"))
-            if lk.ar1 is not None:  # conditional on the previous point of the run
-                phi = lk.ar1.create("ar1")
-                ratio = (sigma / _previous(pt, sigma) if sigma.ndim == 2 else 1.0)
-                loc = mu + follows * phi * ratio * _previous(pt, loss_obs - mu)
-                sigma = _per_point(pt, sigma) * pt.sqrt(1.0 - follows * phi**2)
-            if lk.walk is not None:  # the residual drifts from the run's previous point
-                hurst = (lk.walk_hurst.create("walk_hurst") if lk.walk_hurst is not None
-                         else 0.5)
-                var = walk_variance(pt, log_d, _previous(pt, log_d), follows,
-                                    lk.walk.create("walk"), lk.walk_start.create("walk_start"),
-                                    0.0, hurst)
-                if lk.sigma_relative:
-                    var = var * mu**2
-                loc = mu + follows * _previous(pt, loss_obs - mu)
-                sigma = pt.sqrt(_per_point(pt, sigma)**2 + var)
-            curve_likelihood(pm, pt, lk, loc, sigma, mask, loss_obs)
+            loc, sigma = self._observation(pm, pt, mu, self._noise(pm, pt, codes), log_d,
+                                           loss_obs, values)
+            curve_likelihood(pm, self.spec.likelihood, loc, sigma, mask, loss_obs)
         return model
+
+    def _covariates(self, pm: Any, pt: Any, values: dict[str, np.ndarray]
+                    ) -> tuple[dict[str, Any], Any]:
+        """The law's covariates as containers, and ``log(D / D_ref)`` per point (or None).
+
+        Run-level covariates are one value per run, broadcast along the curve ``(R, 1)``; D
+        enters as ``log(D / D_ref)`` per point ``(R, L)``: the law's log of D then simplifies
+        away instead of being taken at every evaluation.
+        """
+        cov: dict[str, Any] = {
+            c: pm.Data(cov_data_name(c), values[cov_data_name(c)], dims="run")[:, None]
+            for c in self._run_covariates}
+        if not self._uses_D:
+            return cov, None
+        log_d = pm.Data(cov_data_name(C.D), values[cov_data_name(C.D)], dims=("run", "pos"))
+        if C.D in self.spec.law_obj.covariates:
+            cov[C.D] = self._D_ref * pt.exp(log_d)
+        return cov, log_d
+
+    def _law_parameters(self, pm: Any, pt: Any, codes: dict[str, np.ndarray]
+                        ) -> dict[str, Any]:
+        """Every law parameter: fixed, a scalar, or one value per run ``(R, 1)`` with effects.
+
+        Also adds the textbook coefficients (``A``, ``B``, ...) as Deterministics.
+        """
+        spec, law = self.spec, self.spec.law_obj
+        theta: dict[str, Any] = {}
+        scalars: dict[str, Any] = {}
+        split = spec.sampler.sum_split
+        for p in law.params:
+            if p.name in spec.fixed:
+                theta[p.name] = scalars[p.name] = pt.as_tensor(spec.fixed[p.name])
+                continue
+            if p.name not in split:
+                scalars[p.name] = spec.priors[p.name].create(p.name)
+            elif p.name not in scalars:  # all of sum_split's parameters at once
+                scalars.update(sum_split_vector(pm, spec, split))
+            effects = [e for e in spec.effects if e.param == p.name]
+            if not effects:
+                theta[p.name] = scalars[p.name]
+                continue
+            deviations = [self._deviations(pm, pt, e.name, e.scale, e.group)[codes[e.group]]
+                          for e in effects]
+            per_run = link_value(pt, scalars[p.name], p.link, deviations)
+            theta[p.name] = pm.Deterministic(f"{p.name}_run", per_run, dims="run")[:, None]
+        for name, value in law.natural(scalars, spec.reference).items():
+            pm.Deterministic(name, value)
+        return theta
+
+    def _deviations(self, pm: Any, pt: Any, name: str, scale: Any, group: str) -> Any:
+        """A group term's level deviations, its sd learned (a prior) or fixed (a number)."""
+        sd = scale.create(f"{name}_sd") if not isinstance(scale, float) else pt.as_tensor(scale)
+        return _group_deviations(pm, pt, name, f"{name}_z", sd, level_dim(group),
+                                 self.plan.mask(name))
 
     def _noise(self, pm: Any, pt: Any, codes: dict[str, np.ndarray]) -> Any:
         """The noise scale: a scalar, or one per run (``sigma_run``) with ``sigma_by``."""
@@ -347,9 +269,33 @@ class LossModel:
         dim = level_dim(lk.sigma_by)
         spread = lk.sigma_spread.create("sigma_spread")
         dev = _group_deviations(pm, pt, "sigma_log_dev", "sigma_z", spread, dim,
-                                self.centered["sigma"])
-        per_level = sigma * pt.exp(dev)
-        return pm.Deterministic("sigma_run", per_level[codes[lk.sigma_by]], dims="run")
+                                self.plan.mask("sigma"))
+        per_run = link_value(pt, sigma, "log", [dev[codes[lk.sigma_by]]])
+        return pm.Deterministic("sigma_run", per_run, dims="run")
+
+    def _observation(self, pm: Any, pt: Any, mu: Any, sigma: Any, log_d: Any, loss_obs: Any,
+                     values: dict[str, np.ndarray]) -> tuple[Any, Any]:
+        """Location and scale of each point given its run's previous one (:mod:`kernel`)."""
+        lk = self.spec.likelihood
+        decay = lk.sigma_decay.create("sigma_decay") if lk.sigma_decay is not None else None
+        scale = sigma
+        if decay is not None or lk.sigma_relative:
+            scale = noise_scale(pt, _per_point(pt, sigma), log_d=log_d, decay=decay,
+                                mu=mu if lk.sigma_relative else None)
+        if lk.ar1 is None and lk.walk is None:
+            return mu, scale
+        follows = pm.Data("follows", values["follows"], dims=("run", "pos"))
+        resid_prev = _previous(pt, loss_obs - mu)
+        if lk.ar1 is not None:  # conditional on the previous point of the run
+            ratio = scale / _previous(pt, scale) if scale.ndim == 2 else 1.0
+            return conditional_terms(pt, mu, _per_point(pt, scale), resid_prev, follows,
+                                     ar1=lk.ar1.create("ar1"), ratio=ratio)
+        hurst = lk.walk_hurst.create("walk_hurst") if lk.walk_hurst is not None else 0.5
+        var = walk_variance(pt, log_d, _previous(pt, log_d), follows, lk.walk.create("walk"),
+                            lk.walk_start.create("walk_start"), 0.0, hurst,
+                            mu=mu if lk.sigma_relative else None)
+        return conditional_terms(pt, mu, _per_point(pt, scale), resid_prev, follows,
+                                 walk_var=var)
 
 
 def _per_point(pt: Any, sigma: Any) -> Any:
@@ -381,14 +327,9 @@ def curve_logp(family: str) -> Any:
         z = (value - loc) / (sigma if per_point else sigma[..., None])
         log_sigma = (pt.sum(mask * pt.log(sigma), axis=-1) if per_point
                      else count * pt.log(sigma))
-        if family == "student_t":
-            nu = rest[0]
-            const = gammaln((nu + 1.0) / 2.0) - gammaln(nu / 2.0) - 0.5 * pt.log(nu * np.pi)
-            kernel = -(nu + 1.0) / 2.0 * pt.sum(mask * pt.log1p(z * z / nu), axis=-1)
-        else:
-            const = -0.5 * np.log(2.0 * np.pi)
-            kernel = -0.5 * pt.sum(mask * z * z, axis=-1)
-        return count * const - log_sigma + kernel
+        const, factor, core = density_terms(pt, gammaln, family, z,
+                                            rest[0] if family == "student_t" else None)
+        return count * const - log_sigma + factor * pt.sum(mask * core, axis=-1)
 
     return logp
 
@@ -408,8 +349,7 @@ def curve_random(family: str) -> Any:
     return random
 
 
-def curve_likelihood(pm: Any, pt: Any, lk: Any, loc: Any, sigma: Any, mask: Any,
-                     loss_obs: Any) -> Any:
+def curve_likelihood(pm: Any, lk: Any, loc: Any, sigma: Any, mask: Any, loss_obs: Any) -> Any:
     """The observed ``loss``, dims ``(run, pos)``: one multivariate draw per run's curve."""
     params = [loc, sigma]
     sig = ["(l)", "(l)" if sigma.ndim == 2 else "()"]

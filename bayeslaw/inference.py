@@ -1,19 +1,17 @@
-"""Sampling, diagnostics and the :class:`Fit` result (save / load as one netCDF file).
+"""Fitting: :func:`fit` (NUTS through nutpie, or a quick approximation) and prior draws.
 
 A fit is a pure function of ``(data, spec, seed, sampler settings)``: nothing else is
-read, so it can be shipped to a worker.  Compiled models are cached per process by
-(spec, structure); refitting data of the same structure swaps the data into the
-compiled model instead of recompiling.
+read, so it can be shipped to a worker.  One :class:`~bayeslaw.plan.Plan` per fit gives the
+compiled-model cache's key (:mod:`bayeslaw.modelcache`); refitting data of the same
+structure swaps the data into the compiled model instead of recompiling.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,91 +20,15 @@ import numpy as np
 from . import constants as C
 from .data import LossData
 from .diagnostics import Thresholds
-from .errors import ConvergenceError, SpecError, WarmStartWarning
-from .graph import LossModel
-from .plan import centering, structure_of
-from .priors import ModelSpec, resolve_spec
+from .errors import ArgumentError, ConvergenceError, WarmStartWarning
+from .modelcache import COMPILES, Entry, compiled_for, entry_for, get_model, origin
+from .plan import Plan, make_plan
 from .result import Fit
+from .settings import SamplerSettings
+from .spec import ModelSpec, resolve_spec
 
 
-# ---------------------------------------------------------------------------------------
-# compiled-model cache: (spec json, structure, centering) -> the model and its compiled forms
-@dataclass
-class _Compiled:
-    """One cache entry: the PyMC model and, once a fit needs them, its compiled forms.
-
-    ``density`` is the model compiled for nutpie with the warm start's affine map
-    (:class:`bayeslaw.compiled.Density`), compiled on first use.
-    """
-
-    model: LossModel
-    density: Any = None
-
-
-_CACHE: dict[tuple[Any, ...], _Compiled] = {}
-#: The cache key of every compile in this process, in order (what a test counts).
-COMPILES: list[tuple[Any, ...]] = []
-
-
-def _cache_key(spec: ModelSpec, like: LossData, data: LossData) -> tuple[Any, ...]:
-    """What the graph depends on.
-
-    The spec less its sampler settings (but with ``sampler.sum_split``, which changes the
-    sampled coordinates), the structure of ``like`` and which levels are centered given the
-    observed ``data``.
-    """
-    graph = {k: v for k, v in spec.to_dict().items() if k not in ("sampler", "description")}
-    graph["sum_split"] = list(spec.sampler.get("sum_split", ()))
-    masks = tuple((name, tuple(mask.tolist())) for name, mask in centering(spec, like, data))
-    return json.dumps(graph, sort_keys=True), structure_of(spec, like), masks
-
-
-def _entry(spec: ModelSpec, data: LossData, like: LossData | None) -> _Compiled:
-    """The cache entry of (spec, structure of ``like``), ``data`` swapped into its model."""
-    like = like if like is not None else data
-    key = _cache_key(spec, like, data)
-    if key not in _CACHE:
-        _CACHE[key] = _Compiled(LossModel(spec, like, data))
-    entry = _CACHE[key]
-    entry.model.set_data(data)
-    return entry
-
-
-def get_model(spec: ModelSpec, data: LossData, like: LossData | None = None) -> LossModel:
-    """The (cached) :class:`LossModel` of ``spec`` with ``data`` swapped in.
-
-    The model's structure (runs and group levels) is that of ``like`` (default ``data``);
-    levels are centered or not by how many points of them ``data`` holds.
-    """
-    return _entry(spec, data, like).model
-
-
-def _nutpie_compiled(spec: ModelSpec, data: LossData, like: LossData | None
-                     ) -> tuple[_Compiled, Any]:
-    """The cache entry with ``data`` swapped in, and its nutpie-compiled form for ``data``."""
-    from .compiled import compile_model
-
-    entry = _entry(spec, data, like)
-    if entry.density is None:
-        entry.density = compile_model(entry.model.model)
-        COMPILES.append(_cache_key(spec, like if like is not None else data, data))
-    compiled = entry.density.compiled
-    # containers the graph does not use (a covariate no term needs) are pruned from the
-    # compiled graph: pass only the ones it kept
-    values = {k: v for k, v in entry.model.data_values(data).items()
-              if k in compiled.shared_data}
-    return entry, compiled.with_data(**values)
-
-
-def _origin(entry: _Compiled, compiles_before: int) -> str:
-    """Where a fit's compiled model came from, given ``len(COMPILES)`` before the lookup."""
-    if len(COMPILES) == compiles_before:
-        return "in memory"
-    return "loaded from disk" if entry.density.from_disk else "now"
-
-
-
-def _nutpie_start(entry: _Compiled, compiled: Any, seed: int, settings: Mapping[str, Any]
+def _nutpie_start(entry: Entry, compiled: Any, seed: int, settings: SamplerSettings
                   ) -> tuple[Any, Any]:
     """The compiled model started at the posterior's mode, scaled by its curvature.
 
@@ -117,7 +39,7 @@ def _nutpie_start(entry: _Compiled, compiled: Any, seed: int, settings: Mapping[
     from .warmstart import find_mode, standardized
 
     entry.density.identity()  # the raw density: the mode search, or nutpie's own start
-    if settings.get("init", "mode") != "mode":
+    if settings.init != "mode":
         return compiled, None
     mode = find_mode(compiled, compiled.initial_point_func(int(seed)))
     if mode is None:
@@ -130,53 +52,55 @@ def _nutpie_start(entry: _Compiled, compiled: Any, seed: int, settings: Mapping[
     return standardized(entry.density, compiled, mode), mode
 
 
-def _sample(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: int,
-            progress: bool, like: LossData | None = None) -> tuple[Any, dict[str, Any]]:
+def _sample(plan: Plan, data: LossData, settings: SamplerSettings, seed: int,
+            progress: bool) -> tuple[Any, dict[str, Any]]:
     """Sample; returns the ``InferenceData`` and what the sampler did (timings, steps)."""
     import time
 
-    backend = settings["backend"]
-    info: dict[str, Any] = {}
-    if backend == "nutpie":
-        import nutpie
+    if settings.backend != "nutpie":
+        return _sample_pymc(plan, data, settings, seed, progress)
+    import nutpie
 
-        t0 = time.perf_counter()
-        compiles = len(COMPILES)
-        entry, compiled = _nutpie_compiled(spec, data, like)
-        model = entry.model
-        t1 = time.perf_counter()
-        info["compiled"] = _origin(entry, compiles)
-        compiled, start = _nutpie_start(entry, compiled, seed, settings)
-        t2 = time.perf_counter()
-        low_rank = settings.get("low_rank", "auto")
-        if low_rank == "auto":
-            low_rank = model.prefers_low_rank
-        idata = nutpie.sample(
-            compiled, draws=int(settings["draws"]), tune=int(settings["tune"]),
-            chains=int(settings["chains"]), seed=int(seed), progress_bar=progress,
-            save_warmup=True, target_accept=float(settings["target_accept"]),
-            low_rank_modified_mass_matrix=bool(low_rank))
-        t3 = time.perf_counter()
-        warm = idata.warmup_sample_stats["n_steps"].values
-        info |= {"compile_s": t1 - t0, "start_s": t2 - t1, "sample_s": t3 - t2,
-                "warm_start": start is not None,
-                "start_evaluations": 0 if start is None else start.evaluations,
-                "tune_steps": int(warm.sum()),
-                "draw_steps": int(idata.sample_stats["n_steps"].values.sum())}
-        for group in [g for g in idata.groups() if g.startswith("warmup")]:
-            del idata[group]
-        return idata, info
+    t0 = time.perf_counter()
+    compiles = len(COMPILES)
+    entry, compiled = compiled_for(plan, data)
+    t1 = time.perf_counter()
+    info: dict[str, Any] = {"compiled": origin(entry, compiles)}
+    compiled, start = _nutpie_start(entry, compiled, seed, settings)
+    t2 = time.perf_counter()
+    low_rank = plan.prefers_low_rank if settings.low_rank == "auto" else settings.low_rank
+    idata = nutpie.sample(
+        compiled, draws=settings.draws, tune=settings.tune, chains=settings.chains,
+        seed=int(seed), progress_bar=progress, save_warmup=True,
+        target_accept=float(settings.target_accept),
+        low_rank_modified_mass_matrix=bool(low_rank))
+    t3 = time.perf_counter()
+    warm = idata.warmup_sample_stats["n_steps"].values
+    info |= {"compile_s": t1 - t0, "start_s": t2 - t1, "sample_s": t3 - t2,
+             "warm_start": start is not None,
+             "start_evaluations": 0 if start is None else start.evaluations,
+             "tune_steps": int(warm.sum()),
+             "draw_steps": int(idata.sample_stats["n_steps"].values.sum())}
+    for group in [g for g in idata.groups() if g.startswith("warmup")]:
+        del idata[group]
+    return idata, info
+
+
+def _sample_pymc(plan: Plan, data: LossData, settings: SamplerSettings, seed: int,
+                 progress: bool) -> tuple[Any, dict[str, Any]]:
+    """PyMC's own NUTS (``sampler.backend = "pymc"``): the fallback backend."""
+    import time
+
     import pymc as pm
 
-    model = get_model(spec, data, like)
+
+    model = entry_for(plan, data).model
     t0 = time.perf_counter()
     with model.model:
         idata = pm.sample(
-            draws=int(settings["draws"]), tune=int(settings["tune"]),
-            chains=int(settings["chains"]), cores=min(int(settings["chains"]), 2),
-            random_seed=int(seed), progressbar=progress,
-            target_accept=float(settings["target_accept"]), compute_convergence_checks=False,
-        )
+            draws=settings.draws, tune=settings.tune, chains=settings.chains,
+            cores=min(settings.chains, 2), random_seed=int(seed), progressbar=progress,
+            target_accept=float(settings.target_accept), compute_convergence_checks=False)
     return idata, {"sample_s": time.perf_counter() - t0}
 
 
@@ -228,36 +152,37 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     and sampling; they are stored in ``fit.provenance["sampling"]``.
     """
     spec = resolve_spec(spec, law=law, columns=data.columns)
-    overrides = {k: v for k, v in dict(draws=draws, tune=tune, chains=chains, backend=backend,
-                                       target_accept=target_accept).items() if v is not None}
-    settings = {**spec.sampler, **overrides}
-    if settings["backend"] not in ("nutpie", "pymc"):
-        raise SpecError(f"backend must be 'nutpie' or 'pymc', got {settings['backend']!r}")
-    from .approx import METHODS as APPROXIMATE
-
-    if method not in ("nuts", *APPROXIMATE):
-        raise SpecError(f"method must be one of 'nuts', 'laplace', 'pathfinder', got "
-                        f"{method!r}")
-    if method != "nuts" and strict:
-        raise ConvergenceError(f"strict=True needs MCMC diagnostics, and method={method!r} "
-                               "gives an approximation with none: use method='nuts'")
+    settings = spec.sampler.replace(draws=draws, tune=tune, chains=chains, backend=backend,
+                                    target_accept=target_accept)
+    _check_method(method, strict)
     progress = default_progress() if progress is None else bool(progress)
+    plan = make_plan(spec, like if like is not None else data, data)
     if method == "nuts":
-        idata, sampled = _sample(spec, data, settings, seed, progress, like)
+        idata, sampled = _sample(plan, data, settings, seed, progress)
     else:
-        idata, sampled = _approximate(spec, data, settings, seed, method, like)
+        idata, sampled = _approximate(plan, data, settings, seed, method)
     print(timing_line(method, sampled), file=sys.stderr, flush=True)
     for group in ("observed_data", "constant_data", "log_likelihood"):
         if group in idata.groups():
             del idata[group]
-    provenance = {"seed": int(seed), "sampler": settings, "source": data.source,
+    provenance = {"seed": int(seed), "sampler": settings.to_dict(), "source": data.source,
                   "sha256": data.sha256, "notes": list(data.notes),
                   "bayeslaw_version": C.VERSION, "sampling": sampled, "method": method}
-    result = Fit(idata=idata, spec=spec, data=data, provenance=provenance,
-                 thresholds=thresholds or Thresholds())
-    result.attach_log_likelihood()
+    result = Fit.from_draws(idata, spec, data, provenance, thresholds)
     result.check(strict=strict)
     return result
+
+
+def _check_method(method: str, strict: bool) -> None:
+    """``method`` is NUTS or a known approximation, and ``strict`` asks for NUTS."""
+    from .approx import METHODS as APPROXIMATE
+
+    if method not in ("nuts", *APPROXIMATE):
+        raise ArgumentError(f"method must be one of 'nuts', 'laplace', 'pathfinder', got "
+                            f"{method!r}")
+    if method != "nuts" and strict:
+        raise ConvergenceError(f"strict=True needs MCMC diagnostics, and method={method!r} "
+                               "gives an approximation with none: use method='nuts'")
 
 
 def default_progress() -> bool:
@@ -281,23 +206,23 @@ def timing_line(method: str, info: Mapping[str, Any]) -> str:
     return f"bayeslaw fit{label}: " + ", ".join(parts)
 
 
-def _approximate(spec: ModelSpec, data: LossData, settings: Mapping[str, Any], seed: int,
-                 method: str, like: LossData | None) -> tuple[Any, dict[str, Any]]:
+def _approximate(plan: Plan, data: LossData, settings: SamplerSettings, seed: int,
+                 method: str) -> tuple[Any, dict[str, Any]]:
     """Draws of an approximate posterior (:mod:`bayeslaw.approx`) and what it took."""
     import time
 
     from . import approx
 
-    n_draws = int(settings["draws"]) * int(settings["chains"])
+    n_draws = settings.draws * settings.chains
     t0 = time.perf_counter()
     if method == "pathfinder":
-        idata, info = approx.pathfinder(get_model(spec, data, like).model, seed, n_draws)
+        idata, info = approx.pathfinder(entry_for(plan, data).model.model, seed, n_draws)
         return idata, {**info, "compiled": "by pymc-extras"}
     compiles = len(COMPILES)
-    entry, compiled = _nutpie_compiled(spec, data, like)
+    entry, compiled = compiled_for(plan, data)
     t1 = time.perf_counter()
     idata, info = approx.laplace(compiled, entry.density, seed, n_draws)
-    return idata, {"compile_s": t1 - t0, "compiled": _origin(entry, compiles), **info}
+    return idata, {"compile_s": t1 - t0, "compiled": origin(entry, compiles), **info}
 
 
 def sample_prior_predictive(data: LossData,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,7 +11,7 @@ import numpy as np
 from . import constants as C
 from .data import LossData
 from .errors import DataError, SpecError
-from .priors import ModelSpec
+from .spec import ModelSpec
 
 
 def level_dim(group: str) -> str:
@@ -112,3 +113,60 @@ def structure_of(spec: ModelSpec, data: LossData) -> Structure:
     """The structure key of (spec, data) for model reuse."""
     levels = tuple((g, tuple(data.levels(g)[0].tolist())) for g in groups_of(spec))
     return Structure(tuple(data.runs.tolist()), levels)
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """Everything about a model that is fixed before its graph is built, computed once.
+
+    Built by :func:`make_plan` from the spec, the data that fixes the structure (``like``:
+    runs and group levels, held-out runs included) and the rows that will be observed.  The
+    graph builder (:class:`bayeslaw.graph.LossModel`) and the compiled-model cache
+    (:mod:`bayeslaw.inference`) both read it; neither recomputes the structure or centering.
+    """
+
+    spec: ModelSpec
+    like: LossData
+    structure: Structure
+    #: per group term (effects, then ``"sigma"``): which of its levels are built centered
+    centered: tuple[tuple[str, tuple[bool, ...]], ...]
+
+    def mask(self, name: str) -> np.ndarray:
+        """The centered-level mask of a group term (``<param>_by_<group>`` or ``"sigma"``)."""
+        return np.array(dict(self.centered)[name], dtype=bool)
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What the graph depends on: the compiled-model cache's key.
+
+        The spec less its sampler settings (but with ``sampler.sum_split``, which changes the
+        sampled coordinates), the structure and which levels are centered.
+        """
+        graph = {k: v for k, v in self.spec.to_dict().items()
+                 if k not in ("sampler", "description")}
+        graph["sum_split"] = list(self.spec.sampler.sum_split)
+        return json.dumps(graph, sort_keys=True), self.structure, self.centered
+
+    @property
+    def prefers_low_rank(self) -> bool:
+        """Whether nutpie's low-rank mass matrix suits this model (``low_rank = "auto"``).
+
+        Centered, data-rich terms leave strong linear correlations (population value vs
+        level effects, E vs a vs c) that a low-rank mass matrix captures; with non-centered
+        terms the diagonal one mixed better (measured at 37f6b95:
+        ``benchmarks/results/looped_total_sampler_2026-11-30.md``).
+        """
+        return bool(self.centered) and all(any(mask) for _, mask in self.centered)
+
+
+def make_plan(spec: ModelSpec, like: LossData, observed: LossData | None = None) -> Plan:
+    """The :class:`Plan` of ``spec`` on the structure of ``like``, observing ``observed``.
+
+    Checks that the data can be fitted with the spec (:func:`check_compatible`); levels are
+    centered by how many points of them ``observed`` (default ``like``) holds.
+    """
+    check_compatible(spec, like)
+    observed = observed if observed is not None else like
+    masks = tuple((name, tuple(bool(v) for v in mask))
+                  for name, mask in centering(spec, like, observed))
+    return Plan(spec, like, structure_of(spec, like), masks)

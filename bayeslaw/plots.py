@@ -24,8 +24,8 @@ from . import constants as C
 from .data import run_label, size_label
 from .errors import SpecError
 from .files import atomic_write
+from .likelihood import residuals
 from .plan import level_dim
-from .posterior import residuals
 from .prediction import band_tag, predict
 
 if TYPE_CHECKING:  # pragma: no cover

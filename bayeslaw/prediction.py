@@ -6,28 +6,20 @@ Two kinds of band: ``epistemic`` (the law's value, parameter uncertainty only) a
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from . import constants as C
-from .errors import DataError, SpecError
-from .posterior import (
-    forecast_terms,
-    hurst_draws,
-    log_density,
-    mean_draws,
-    noise,
-    noise_scale_draws,
-    sequential_terms,
-    walk_bridge,
-)
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .result import Fit
+from .errors import ArgumentError, DataError, ImportanceWeightsWarning
+from .kernel import relative_variance
+from .likelihood import predictive_draws, sequential_terms
+from .posterior import Posterior, log_density, mean_draws, noise, noise_scale_draws
+from .walk import hurst_draws, walk_bridge
 
 
 @dataclass(frozen=True)
@@ -78,17 +70,18 @@ def summarise(points: pd.DataFrame, draws: np.ndarray, kind: str,
 
 
 
-def _check_args(kind: str, probs: Sequence[float]) -> tuple[float, ...]:
+def band_args(kind: str, probs: Sequence[float]) -> tuple[float, ...]:
+    """Check a band request: ``kind`` predictive or epistemic, each probability in (0, 1)."""
     if kind not in ("predictive", "epistemic"):
-        raise SpecError(f"kind must be 'predictive' or 'epistemic', got {kind!r}")
+        raise ArgumentError(f"kind must be 'predictive' or 'epistemic', got {kind!r}")
     probs = tuple(float(p) for p in probs)
     if not probs or not all(0 < p < 1 for p in probs):
-        raise SpecError(f"band probabilities must lie in (0, 1), got {probs}")
+        raise ArgumentError(f"band probabilities must lie in (0, 1), got {probs}")
     return probs
 
 
 
-def predict(fit: Fit, points: pd.DataFrame, *, kind: str = "predictive",
+def predict(fit: Posterior, points: pd.DataFrame, *, kind: str = "predictive",
             probs: Sequence[float] = C.BAND_PROBS, seed: int = 0) -> Prediction:
     """Posterior median and central bands of the loss at ``points``.
 
@@ -107,19 +100,16 @@ def predict(fit: Fit, points: pd.DataFrame, *, kind: str = "predictive",
     seed : int
         Seed of the draws for new group levels and noise.
     """
-    probs = _check_args(kind, probs)
+    probs = band_args(kind, probs)
     rng = np.random.default_rng(seed)
     points = points.reset_index(drop=True)
-    draws = mean_draws(fit, points, rng)
-    if kind == "predictive":
-        loc, scale = forecast_terms(fit, points, draws, noise_scale_draws(fit, points, rng,
-                                                                           draws), rng)
-        draws = loc + noise(fit, scale, rng)
+    draws = (predictive_draws(fit, points, rng) if kind == "predictive"
+             else mean_draws(fit, points, rng))
     return summarise(points, draws, kind, probs)
 
 
 
-def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: int = 50,
+def forecast_run(fit: Posterior, run: str | pd.DataFrame, D_target: float, *, n_grid: int = 50,
                  kind: str = "predictive", probs: Sequence[float] = C.BAND_PROBS,
                  seed: int = 0, replicates: int = 20) -> Prediction:
     """Forecast the rest of a run, from its last logged D to ``D_target``.
@@ -139,10 +129,7 @@ def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: 
     D_target : float
         Tokens to forecast to.
     """
-    import warnings
-
-    probs = _check_args(kind, probs)
-    rng = np.random.default_rng(seed)
+    probs = band_args(kind, probs)
     if isinstance(run, str):
         frame = fit.data.frame
         logged = frame[frame[C.RUN] == run]
@@ -159,43 +146,57 @@ def forecast_run(fit: Fit, run: str | pd.DataFrame, D_target: float, *, n_grid: 
                         f"{missing}")
     logged[C.RUN] = "__partial__"  # not a fitted run: its effects come from the population
     grid = _future_grid(logged, D_target, n_grid)
+    draws, ess = _resampled_future(fit, logged, grid, kind, np.random.default_rng(seed),
+                                   replicates)
+    return summarise(grid, draws, kind, probs, weights_ess=ess)
+
+
+def _replicate_terms(fit: Posterior, table: pd.DataFrame, y: np.ndarray, kind: str,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One replicate of a new curve: the future's location and scale, and each draw's weight.
+
+    ``table`` holds the ``len(y)`` logged rows, then the future grid; the log weight is the
+    log-likelihood of the logged points (in sequence under a walk, the future then bridged
+    from the last logged residual).
+    """
+    n_log = len(y)
+    mu = mean_draws(fit, table, rng)
+    scale = noise_scale_draws(fit, table, rng, mu)
+    future, spread = mu[:, n_log:], scale[:, n_log:]
+    if fit.spec.likelihood.walk is None:
+        ll = log_density(fit, y, mu[:, :n_log], scale[:, :n_log])
+        return future, spread, ll.sum(axis=1)
+    ll = log_density(fit, y, *sequential_terms(fit, table.iloc[:n_log], y, mu[:, :n_log],
+                                               scale[:, :n_log]))
+    if kind == "predictive":
+        x = np.log(table[C.D].to_numpy(float))
+        shift, var, _ = walk_bridge(x[:n_log], y - mu[:, :n_log], x[n_log:],
+                                    fit.draws("walk")[:, None], hurst_draws(fit))
+        if fit.spec.likelihood.sigma_relative:
+            var = relative_variance(var, future)
+        future, spread = future + shift, np.sqrt(spread**2 + var)
+    return future, spread, ll.sum(axis=1)
+
+
+def _resampled_future(fit: Posterior, logged: pd.DataFrame, grid: pd.DataFrame, kind: str,
+                      rng: np.random.Generator, replicates: int) -> tuple[np.ndarray, float]:
+    """Draws of a new curve's future by sampling-importance-resampling, and the weights' ESS."""
     table = pd.concat([logged.drop(columns=[C.LOSS]), grid], ignore_index=True)
     y = logged[C.LOSS].to_numpy(float)
-    n_log = len(logged)
-    x = np.log(table[C.D].to_numpy(float))
-    mus, scales, logw = [], [], []
-    for _ in range(replicates):
-        mu = mean_draws(fit, table, rng)
-        scale = noise_scale_draws(fit, table, rng, mu)
-        future, spread = mu[:, n_log:], scale[:, n_log:]
-        if fit.spec.likelihood.walk is None:
-            ll = log_density(fit, y, mu[:, :n_log], scale[:, :n_log])
-        else:  # the logged points in sequence, the future from the last one
-            ll = log_density(fit, y, *sequential_terms(fit, table.iloc[:n_log], y,
-                                                       mu[:, :n_log], scale[:, :n_log]))
-            if kind == "predictive":
-                shift, var, _ = walk_bridge(x[:n_log], y - mu[:, :n_log], x[n_log:],
-                                            fit.draws("walk")[:, None], hurst_draws(fit))
-                if fit.spec.likelihood.sigma_relative:
-                    var = var * future**2
-                future, spread = future + shift, np.sqrt(spread**2 + var)
-        mus.append(future)
-        scales.append(spread)
-        logw.append(ll.sum(axis=1))
-    mu_all, scale_all = np.concatenate(mus), np.concatenate(scales)
-    w = np.exp(np.concatenate(logw) - np.max(np.concatenate(logw)))
+    parts = [_replicate_terms(fit, table, y, kind, rng) for _ in range(replicates)]
+    mu_all, scale_all, logw = (np.concatenate(x) for x in zip(*parts, strict=True))
+    w = np.exp(logw - np.max(logw))
     w /= w.sum()
     ess = float(1.0 / np.sum(w**2))
     if ess < 100:
         warnings.warn(f"forecast of the partial curve rests on {ess:.0f} effective draws: "
-                      "refit with the curve in the data for a reliable band", UserWarning,
-                      stacklevel=2)
+                      "refit with the curve in the data for a reliable band",
+                      ImportanceWeightsWarning, stacklevel=3)
     pick = rng.choice(len(w), size=fit.n_draws, replace=True, p=w)
     draws = mu_all[pick]
     if kind == "predictive":
         draws = draws + noise(fit, scale_all[pick], rng, draw_index=pick % fit.n_draws)
-    return summarise(grid, draws, kind, probs, weights_ess=ess)
-
+    return draws, ess
 
 
 def _future_grid(logged: pd.DataFrame, D_target: float, n_grid: int) -> pd.DataFrame:

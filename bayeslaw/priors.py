@@ -1,30 +1,18 @@
-"""Priors as objects and the declarative model spec (law + priors + hierarchy + likelihood).
+"""The parts of a spec: priors as objects, group effects and the likelihood.
 
-A spec is plain TOML under ``models/`` (shipped inside the wheel).  A user spec is
-merged over the law's default spec in one documented order::
-
-    user spec  >  law default spec (models/<law>.toml)
-
-Priors are fixed numbers on the centered scale, never scaled from the data, so that
-simulation-based calibration can draw from exactly the prior that is fitted.
+Each part is a frozen dataclass whose fields are the keys its spec section allows
+(:mod:`bayeslaw.spec` parses and checks them).
 """
 
 from __future__ import annotations
 
-import copy
-import json
-import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from importlib import resources
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from . import constants as C
 from .errors import SpecError
-from .laws import Law, get_law
 
 #: Parameters a distribution cannot do without (the others in :data:`_DISTS` are optional).
 _REQUIRED: dict[str, frozenset[str]] = {
@@ -37,10 +25,6 @@ _REQUIRED: dict[str, frozenset[str]] = {
     "Uniform": frozenset({"lower", "upper"}),
     "Beta": frozenset({"alpha", "beta"}),
 }
-#: Keys of an ``[[effects]]`` entry and of ``[sampler]``.
-EFFECT_KEYS = frozenset({"param", "group", "pooling", "scale", "centered"})
-SAMPLER_KEYS = frozenset({"draws", "tune", "chains", "target_accept", "backend", "low_rank",
-                          "sum_split", "init"})
 #: Distributions a spec may name, with the parameters each accepts.
 _DISTS: dict[str, frozenset[str]] = {
     "Normal": frozenset({"mu", "sigma"}),
@@ -207,96 +191,6 @@ class Likelihood:
         return out
 
 
-#: keys allowed in a spec's ``[likelihood]`` table: the fields of :class:`Likelihood`
-LIKELIHOOD_KEYS = frozenset(f.name for f in fields(Likelihood))
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """Everything that defines a model except the data; immutable and serialisable."""
-
-    law: str
-    reference: Mapping[str, float]
-    fixed: Mapping[str, float]
-    priors: Mapping[str, Prior]
-    effects: tuple[Effect, ...]
-    likelihood: Likelihood
-    sampler: Mapping[str, Any]
-    description: str = ""
-
-    @property
-    def law_obj(self) -> Law:
-        """The registered :class:`Law`."""
-        return get_law(self.law)
-
-    @property
-    def free_params(self) -> tuple[str, ...]:
-        """Law parameters that are sampled (in law order)."""
-        return tuple(n for n in self.law_obj.param_names if n not in self.fixed)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form (the TOML layout)."""
-        return {
-            "law": self.law,
-            "description": self.description,
-            "reference": dict(self.reference),
-            "fixed": dict(self.fixed),
-            "priors": {k: v.to_dict() for k, v in self.priors.items()},
-            "effects": [e.to_dict() for e in self.effects],
-            "likelihood": self.likelihood.to_dict(),
-            "sampler": dict(self.sampler),
-        }
-
-    def to_json(self) -> str:
-        """Canonical JSON (stored in saved fits)."""
-        return json.dumps(self.to_dict(), sort_keys=True)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ModelSpec:
-        """Build and validate a spec from its plain-dict form (no merging)."""
-        return _parse(d)
-
-    def replace_effects(self, effects: tuple[Effect, ...]) -> ModelSpec:
-        """A copy with other group effects (e.g. complete pooling: ``()``)."""
-        d = self.to_dict()
-        d["effects"] = [e.to_dict() for e in effects]
-        return _parse(d)
-
-    def with_pooling(self, kind: str) -> ModelSpec:
-        """The same model with complete, partial or no pooling of its group effects.
-
-        Parameters
-        ----------
-        kind : {"complete", "partial", "none"}
-            ``complete``: no group effects (one value of every parameter for all groups).
-            ``partial``: the spec's effects, each with a learned sd (an effect given
-            ``pooling = "none"`` gets the prior ``HalfNormal(sigma=its fixed sd)``).
-            ``none``: the same effects with ``pooling = "none"``: independent level values
-            with a fixed sd and no shared spread; an effect with a learned sd gets, as its
-            fixed sd, the width of its parameter's population prior on the link scale
-            (:func:`link_width`).  The noise model (``sigma_by``) is left as it is.
-        """
-        if kind == "complete":
-            return self.replace_effects(())
-        law = self.law_obj
-        if kind == "partial":
-            effects = tuple(
-                e if e.pooling == "partial" else
-                Effect(e.param, e.group, "partial", Prior("HalfNormal", {"sigma": e.scale}),
-                       e.centered)
-                for e in self.effects)
-        elif kind == "none":
-            effects = tuple(
-                e if e.pooling == "none" else
-                Effect(e.param, e.group, "none",
-                       link_width(self.priors[e.param], law.param(e.param).link), e.centered)
-                for e in self.effects)
-        else:
-            raise SpecError(f"pooling kind must be one of 'complete', 'partial', 'none'; got "
-                            f"{kind!r}")
-        return self.replace_effects(effects)
-
-
 def link_width(prior: Prior, link: str) -> float:
     """The sd of a prior on a parameter's link scale (log or identity), as a number.
 
@@ -331,102 +225,8 @@ def link_width(prior: Prior, link: str) -> float:
     return 1.0
 
 
-def _models_dir() -> Path:
-    """Directory of the default specs: inside the wheel, else the source tree's ``models/``."""
-    shipped = Path(str(resources.files("bayeslaw"))) / "_models"
-    if shipped.is_dir():
-        return shipped
-    return Path(__file__).resolve().parent.parent / "models"
-
-
-def available_specs() -> list[str]:
-    """Names of the default specs shipped with the package."""
-    return sorted(p.stem for p in _models_dir().glob("*.toml"))
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise SpecError(f"spec file {str(path)!r} does not exist") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"spec file {str(path)!r} is not valid TOML: {exc}") from None
-
-
-def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
-    """User keys override base keys table by table; ``effects`` is replaced whole."""
-    out = copy.deepcopy(base)
-    for key, value in user.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict) and key != "priors":
-            out[key] = {**out[key], **value}
-        elif key == "priors":
-            out[key] = {**out.get(key, {}), **value}
-        else:
-            out[key] = copy.deepcopy(value)
-    # a prior given by the user frees a parameter the default spec fixed
-    for name in user.get("priors", {}):
-        if name in out.get("fixed", {}) and name not in user.get("fixed", {}):
-            del out["fixed"][name]
-    return out
-
-
-def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
-              law: str | None = None) -> ModelSpec:
-    """Load a spec: a TOML path, a shipped spec name, or a dict, merged over the law default.
-
-    Parameters
-    ----------
-    spec : str, Path, mapping or None
-        ``None`` gives the default spec of ``law``.
-    law : str, optional
-        Law name; overrides the spec's ``law`` key (and picks the default spec to merge over).
-    """
-    if isinstance(spec, ModelSpec):
-        return spec
-    if spec is None:
-        user: dict[str, Any] = {}
-    elif isinstance(spec, Mapping):
-        user = dict(spec)
-    else:
-        path = Path(spec)
-        if path.suffix != ".toml" and not path.exists():
-            path = _models_dir() / f"{spec}.toml"
-            if not path.exists():
-                raise SpecError(f"no spec file {str(spec)!r} and no shipped spec of that name; "
-                                f"shipped specs: {', '.join(available_specs())}")
-        user = _read_toml(path)
-    law_name = law or user.get("law") or "looped_total"
-    get_law(law_name)
-    base_path = _models_dir() / f"{law_name}.toml"
-    base = _read_toml(base_path) if base_path.exists() else {}
-    merged = _merge(base, user)
-    merged["law"] = law_name
-    return _parse(merged)
-
-
-def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,
-                 law: str | None, columns: frozenset[str]) -> ModelSpec:
-    """The spec to fit.
-
-    A ``ModelSpec`` is returned as given; anything else goes through :func:`load_spec`, over
-    the default spec of ``law`` or, with neither a spec nor a law, of the law the data's
-    columns call for (:func:`bayeslaw.laws.law_for_columns`: ``looped_total`` with ``T_m``,
-    ``parallel_streams`` with ``P``, ``iso_depth`` with ``N_once`` and ``N_rec``, else
-    ``chinchilla``).
-    """
-    from .laws import law_for_columns
-
-    if isinstance(spec, ModelSpec):
-        if law is not None and law != spec.law:
-            raise SpecError(f"law={law!r} contradicts the spec's law {spec.law!r}")
-        return spec
-    if law is None and spec is None:
-        law = law_for_columns(columns)
-    return load_spec(spec, law=law)
-
-
-def _prior(value: Any, where: str) -> Prior:
+def parse_prior(value: Any, where: str) -> Prior:
+    """A prior from a spec's table ``value`` found at ``where`` (named in the error)."""
     if not isinstance(value, Mapping):
         raise SpecError(f"{where} must be a table like {{ dist = \"LogNormal\", mu = 0, "
                         f"sigma = 1 }}, got {value!r}")
@@ -436,180 +236,17 @@ def _prior(value: Any, where: str) -> Prior:
         raise SpecError(f"{where}: {exc}") from None
 
 
-def _centered(value: Any, where: str) -> bool | str:
+def parse_centered(value: Any, where: str) -> bool | str:
+    """A ``centered`` setting: true, false or ``"auto"``."""
     if value == "auto" or isinstance(value, bool):
         return value
     raise SpecError(f"{where} must be true, false or \"auto\", got {value!r}")
 
 
-def _flag(value: Any, where: str) -> bool:
+def parse_flag(value: Any, where: str) -> bool:
+    """A true / false setting (no other value is taken for one)."""
     if isinstance(value, bool):
         return value
     raise SpecError(f"{where} must be true or false, got {value!r}")
 
 
-def _sum_split(names: Any, priors: Mapping[str, Prior]) -> list[str]:
-    """Check ``sampler.sum_split``: two or more sampled parameters with LogNormal priors."""
-    how = ('e.g. sum_split = ["E", "c"]: sampled parameters with LogNormal priors, sampled as '
-           "the log of their sum and the logs of their ratios to the first; [] turns it off")
-    if not isinstance(names, list | tuple) or len(set(names)) != len(names) or len(names) == 1:
-        raise SpecError(f"sampler.sum_split must name two or more different parameters, got "
-                        f"{names!r}; {how}")
-    for name in names:
-        if name not in priors:
-            raise SpecError(f"sampler.sum_split: {name!r} is not a sampled parameter with a "
-                            f"prior in [priors]; {how}")
-        if priors[name].dist != "LogNormal":
-            raise SpecError(f"sampler.sum_split: the prior of {name!r} is {priors[name].dist}, "
-                            f"not LogNormal; {how}")
-    return [str(n) for n in names]
-
-
-def _check_keys(table: Any, allowed: frozenset[str], where: str) -> None:
-    """Raise naming every key of ``table`` (a section of ``where``) outside ``allowed``."""
-    if not isinstance(table, Mapping):
-        raise SpecError(f"{where} must be a table of keys, got {table!r}")
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise SpecError(f"unknown key(s) {unknown} in {where}; allowed keys: "
-                        f"{sorted(allowed)} (a misspelt key would be silently ignored)")
-
-
-def _parse(d: Mapping[str, Any]) -> ModelSpec:
-    known = {"law", "description", "reference", "fixed", "priors", "effects", "likelihood",
-             "sampler"}
-    unknown = set(d) - known
-    if unknown:
-        raise SpecError(f"unknown spec section(s) {sorted(unknown)}; allowed: {sorted(known)}")
-    law = get_law(d.get("law", "looped_total"))
-    names = set(law.param_names)
-    given = d.get("priors", {})
-    fixed = {k: float(v) for k, v in
-             {**{p.name: p.fixed for p in law.params
-                 if p.fixed is not None and p.name not in given},
-              **d.get("fixed", {})}.items()}
-    for k in fixed:
-        law.param(k)
-    priors = {}
-    for k, v in d.get("priors", {}).items():
-        law.param(k)
-        priors[k] = _prior(v, f"priors.{k}")
-    both = set(fixed) & set(priors)
-    if both:
-        raise SpecError(f"parameter(s) {sorted(both)} are both fixed and given a prior; "
-                        "remove one of the two")
-    missing = names - set(fixed) - set(priors)
-    if missing:
-        raise SpecError(f"sampled parameter(s) {sorted(missing)} of law {law.name!r} need a "
-                        "prior in [priors] (or a value in [fixed])")
-    _check_keys(d.get("reference", {}), frozenset(law.reference_keys) | set(law.covariates),
-                f"[reference] of law {law.name!r}")
-    _check_keys(d.get("sampler", {}), SAMPLER_KEYS, "[sampler]")
-    reference = {k: float(v) for k, v in d.get("reference", {}).items()}
-    for cov in law.reference_keys:
-        if cov not in reference or reference[cov] <= 0:
-            raise SpecError(f"[reference] needs a positive {cov} (the centering point of the "
-                            f"{cov} term)")
-    effects = []
-    for i, e in enumerate(d.get("effects", [])):
-        _check_keys(e, EFFECT_KEYS, f"effects[{i}] (the [[effects]] entry number {i + 1})")
-        if "param" not in e or "group" not in e:
-            raise SpecError(f"effects[{i}] needs 'param' and 'group' keys")
-        law.param(e["param"])
-        if e["param"] in fixed:
-            raise SpecError(f"effects[{i}]: {e['param']!r} is fixed, it cannot vary by group")
-        pooling = e.get("pooling", "partial")
-        if pooling not in POOLINGS:
-            raise SpecError(f"effects[{i}].pooling must be one of {POOLINGS}, got {pooling!r}")
-        raw = e.get("scale", {"dist": "HalfNormal", "sigma": 0.1})
-        if pooling == "none":
-            if not isinstance(raw, int | float) or raw <= 0:
-                raise SpecError(f"effects[{i}]: pooling='none' needs a positive number "
-                                f"'scale' (the fixed sd of the levels), got {raw!r}")
-            scale: Prior | float = float(raw)
-        else:
-            scale = _prior(raw, f"effects[{i}].scale")
-        effects.append(Effect(e["param"], str(e["group"]), pooling, scale,
-                              _centered(e.get("centered", "auto"), f"effects[{i}].centered")))
-    keys = [(e.param, e.group) for e in effects]
-    if len(set(keys)) != len(keys):
-        raise SpecError("an effect (param, group) pair is listed twice in [[effects]]")
-    lk = dict(d.get("likelihood", {}))
-    unknown = set(lk) - LIKELIHOOD_KEYS
-    if unknown:
-        raise SpecError(f"unknown [likelihood] key(s) {sorted(unknown)}; allowed: "
-                        f"{sorted(LIKELIHOOD_KEYS)}")
-    family = lk.get("family", "student_t")
-    if family not in LIKELIHOODS:
-        raise SpecError(f"likelihood.family must be one of {LIKELIHOODS}, got {family!r}")
-    if "sigma" not in lk:
-        raise SpecError("[likelihood] needs a 'sigma' prior (the noise scale of the loss)")
-    sigma_by = lk.get("sigma_by", "run")
-    sigma_by = None if sigma_by in (None, "none", "") else sigma_by
-    if sigma_by is not None and "sigma_spread" not in lk:
-        raise SpecError("likelihood.sigma_by needs a 'sigma_spread' prior (sd of log sigma "
-                        "across groups)")
-    if family == "student_t" and "nu" not in lk:
-        raise SpecError("likelihood.family = 'student_t' needs a 'nu' prior")
-    likelihood = Likelihood(
-        family=family,
-        sigma=_prior(lk["sigma"], "likelihood.sigma"),
-        sigma_by=sigma_by,
-        sigma_spread=_prior(lk["sigma_spread"], "likelihood.sigma_spread")
-        if sigma_by is not None else None,
-        nu=_prior(lk["nu"], "likelihood.nu") if family == "student_t" else None,
-        sigma_centered=_centered(lk.get("sigma_centered", "auto"), "likelihood.sigma_centered"),
-        sigma_decay=_prior(lk["sigma_decay"], "likelihood.sigma_decay")
-        if lk.get("sigma_decay") is not None else None,
-        ar1=_prior(lk["ar1"], "likelihood.ar1") if lk.get("ar1") is not None else None,
-        sigma_relative=_flag(lk.get("sigma_relative", False), "likelihood.sigma_relative"),
-        walk=_prior(lk["walk"], "likelihood.walk") if lk.get("walk") is not None else None,
-        walk_start=_prior(lk["walk_start"], "likelihood.walk_start")
-        if lk.get("walk_start") is not None else None,
-        walk_hurst=_prior(lk["walk_hurst"], "likelihood.walk_hurst")
-        if lk.get("walk_hurst") is not None else None,
-    )
-    if likelihood.sigma_decay is not None and "D" not in law.covariates:
-        raise SpecError(f"likelihood.sigma_decay makes the noise fall with D, but law "
-                        f"{law.name!r} has no D: remove sigma_decay")
-    for key, what in (("ar1", "a correlation"), ("walk_hurst", "an exponent")):
-        prior = getattr(likelihood, key)
-        if prior is not None and prior.dist not in ("Beta", "Uniform"):
-            raise SpecError(f"likelihood.{key} is {what} in (0, 1): give it a Beta or Uniform "
-                            f"prior, not {prior.dist}")
-    if (likelihood.walk is None) != (likelihood.walk_start is None):
-        raise SpecError("likelihood.walk (the drift scale per sqrt of an e-fold of tokens) and "
-                        "likelihood.walk_start (the spread of a run's residual at the reference "
-                        "D) go together: give both or neither")
-    if likelihood.walk is not None and "D" not in law.covariates:
-        raise SpecError(f"likelihood.walk is a drift along log D, but law {law.name!r} has no "
-                        "D: remove walk and walk_start")
-    if likelihood.walk_hurst is not None and likelihood.walk is None:
-        raise SpecError("likelihood.walk_hurst shapes the random walk: give walk and walk_start "
-                        "too, or remove walk_hurst")
-    if likelihood.walk is not None and likelihood.ar1 is not None:
-        raise SpecError("likelihood.walk and likelihood.ar1 are two models of the within-run "
-                        "residual: keep one")
-    sampler = {"draws": C.DEFAULT_DRAWS, "tune": C.DEFAULT_TUNE, "chains": C.DEFAULT_CHAINS,
-               "target_accept": C.DEFAULT_TARGET_ACCEPT, "backend": "nutpie",
-               **d.get("sampler", {})}
-    if sampler.get("init", "mode") not in ("mode", "prior"):
-        raise SpecError(f"sampler.init must be \"mode\" (chains start near the posterior's "
-                        f"mode) or \"prior\" (at the prior's centre), got {sampler['init']!r}")
-    if sampler.get("low_rank", "auto") not in ("auto", True, False):
-        raise SpecError(f"sampler.low_rank must be true, false or \"auto\", got "
-                        f"{sampler['low_rank']!r}")
-    if sampler["backend"] not in ("nutpie", "pymc"):
-        raise SpecError(f"sampler.backend must be 'nutpie' or 'pymc', got {sampler['backend']!r}")
-    if "sum_split" in sampler:
-        sampler["sum_split"] = _sum_split(sampler["sum_split"], priors)
-    return ModelSpec(
-        law=law.name,
-        reference=reference,
-        fixed=fixed,
-        priors=priors,
-        effects=tuple(effects),
-        likelihood=likelihood,
-        sampler=sampler,
-        description=str(d.get("description", "")),
-    )

@@ -264,8 +264,8 @@ def _curves_section(fit: Fit, title: str, level: int, tag: str) -> Section:
 
 
 def _residual_section(fit: Fit, title: str, level: int, tag: str) -> Section:
+    from .likelihood import residuals
     from .plots import plot_residuals
-    from .posterior import residuals
 
     frame = fit.data.frame
     by = next((c for c in (C.T_M, C.P) if c in frame.columns), C.N)

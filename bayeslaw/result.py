@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import warnings
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +13,20 @@ import pandas as pd
 
 from . import constants as C
 from .data import LossData
-from .diagnostics import Diagnostics, Thresholds, diagnose
+from .diagnostics import Diagnostics, Thresholds, diagnose, judge
 from .errors import ApproximationWarning, ConvergenceError, ConvergenceWarning, FitFileError
 from .files import atomic_write
-from .priors import ModelSpec
+from .likelihood import pointwise_log_likelihood
+from .posterior import Posterior
+from .spec import ModelSpec
 
 
-@dataclass(repr=False)
-class Fit:
-    """A fitted model: posterior draws + spec + data + provenance.
+@dataclass(frozen=True, eq=False, repr=False)
+class Fit(Posterior):
+    """A fitted model: posterior draws + spec + data + provenance, immutable.
+
+    Built complete by :func:`bayeslaw.fit` (or :meth:`from_draws`): the pointwise
+    log-likelihood is in ``idata`` and the diagnostics are computed, before the object exists.
 
     Attributes
     ----------
@@ -31,14 +35,30 @@ class Fit:
     spec : ModelSpec
     data : LossData
     provenance : dict
-        Seed, sampler settings, input path and hash, package version.
+        Seed, sampler settings, input path and hash, package version, method, timings.
+    diagnostics : Diagnostics
+        Convergence diagnostics judged against ``thresholds`` (none apply to an
+        approximate fit: its one failure says so).
+    thresholds : Thresholds
     """
 
-    idata: Any
-    spec: ModelSpec
-    data: LossData
     provenance: dict[str, Any]
+    diagnostics: Diagnostics
     thresholds: Thresholds = field(default_factory=Thresholds)
+
+    @classmethod
+    def from_draws(cls, idata: Any, spec: ModelSpec, data: LossData,
+                   provenance: dict[str, Any], thresholds: Thresholds | None = None) -> Fit:
+        """A complete fit from posterior draws; log-likelihood and diagnostics come first.
+
+        The pointwise log-likelihood is computed unless ``idata`` holds it already (a saved
+        fit); the diagnostics are judged against ``thresholds`` once.
+        """
+        if "log_likelihood" not in idata.groups():
+            add_log_likelihood(idata, Posterior(idata, spec, data))
+        thresholds = thresholds or Thresholds()
+        diag = judge(idata, str(provenance.get("method", "nuts")), thresholds)
+        return cls(idata, spec, data, provenance, diag, thresholds)
 
     @property
     def method(self) -> str:
@@ -65,23 +85,10 @@ class Fit:
                 f"{state})")
 
     def predict(self, points: pd.DataFrame, **kwargs: Any) -> Any:
-        """Posterior predictions at ``points``: see :func:`bayeslaw.predict.predict`."""
+        """Posterior predictions at ``points``: see :func:`bayeslaw.predict`."""
         from .prediction import predict
 
         return predict(self, points, **kwargs)
-
-    # -- diagnostics -----------------------------------------------------------------------
-    @cached_property
-    def diagnostics(self) -> Diagnostics:
-        """Convergence diagnostics judged against :attr:`thresholds`.
-
-        None apply to an approximate fit: its one failure says so.
-        """
-        if self.approximate:
-            nan = float("nan")
-            return Diagnostics(nan, nan, nan, 0, nan, "", "", self.thresholds,
-                               approximate=self.method)
-        return diagnose(self.idata, self.thresholds)
 
     def check(self, *, strict: bool = False, thresholds: Thresholds | None = None) -> Diagnostics:
         """Warn (or raise with ``strict``) when diagnostics fail; return them."""
@@ -104,18 +111,6 @@ class Fit:
             warnings.warn(msg + " (run longer, or see the diagnostics table)",
                           ConvergenceWarning, stacklevel=3)
         return diag
-
-    # -- posterior views -------------------------------------------------------------------
-    @property
-    def n_draws(self) -> int:
-        """Total posterior draws (chains x draws)."""
-        post = self.idata.posterior
-        return int(post.sizes["chain"] * post.sizes["draw"])
-
-    def draws(self, name: str) -> np.ndarray:
-        """Posterior draws of a variable, chains stacked first: shape ``(S, *dims)``."""
-        da = self.idata.posterior[name]
-        return np.asarray(da.values).reshape(self.n_draws, *da.shape[2:])
 
     def coefficient_names(self) -> list[str]:
         """Law coefficients (sampled ones, then textbook A, B, C) and noise parameters."""
@@ -161,26 +156,6 @@ class Fit:
             out["method"] = f"{self.method} (approximate)"
         return out
 
-    # -- log-likelihood --------------------------------------------------------------------
-    def attach_log_likelihood(self) -> None:
-        """Compute the pointwise log-likelihood (numpy, no recompilation) into ``idata``."""
-        import xarray as xr
-
-        from .posterior import pointwise_log_likelihood
-
-        ll = pointwise_log_likelihood(self).astype(np.float32)
-        post = self.idata.posterior
-        ll = ll.reshape(post.sizes["chain"], post.sizes["draw"], -1)
-        ds = xr.Dataset({"loss": (("chain", "draw", "obs"), ll)},
-                        coords={"chain": post.chain, "draw": post.draw,
-                                "obs": np.arange(ll.shape[-1])})
-        if "log_likelihood" in self.idata.groups():
-            del self.idata["log_likelihood"]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            self.idata.add_groups(log_likelihood=ds)
-
-    # -- persistence -----------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write the fit to one netCDF file, atomically (temp file, then rename)."""
         import xarray as xr
@@ -246,5 +221,21 @@ class Fit:
         data = LossData(frame, meta["source"], meta["sha256"], meta["has_runs"],
                         tuple(meta["notes"]))
         spec = ModelSpec.from_dict(json.loads(attrs["bayeslaw_spec"]))
-        return cls(idata=idata, spec=spec, data=data,
-                   provenance=json.loads(attrs["bayeslaw_provenance"]))
+        return cls.from_draws(idata, spec, data, json.loads(attrs["bayeslaw_provenance"]))
+
+
+def add_log_likelihood(idata: Any, post: Posterior) -> None:
+    """Put the pointwise log-likelihood of ``post`` (numpy, no recompilation) into ``idata``."""
+    import xarray as xr
+
+    ll = pointwise_log_likelihood(post).astype(np.float32)
+    posterior = idata.posterior
+    ll = ll.reshape(posterior.sizes["chain"], posterior.sizes["draw"], -1)
+    ds = xr.Dataset({"loss": (("chain", "draw", "obs"), ll)},
+                    coords={"chain": posterior.chain, "draw": posterior.draw,
+                            "obs": np.arange(ll.shape[-1])})
+    if "log_likelihood" in idata.groups():
+        del idata["log_likelihood"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # arviz: "the group is new", by design
+        idata.add_groups(log_likelihood=ds)

@@ -18,7 +18,8 @@ import pandas as pd
 
 from . import constants as C
 from .data import run_label
-from .priors import ModelSpec, load_spec
+from .kernel import draw_curves, link_value, noise_scale, previous_rows
+from .spec import ModelSpec, load_spec
 
 #: True coefficients of the bundled synthetic looped-LM sweep (centered scale of the
 #: default spec: a, b, c are loss contributions at N=3e8, D=1e9, T_m=4).
@@ -91,54 +92,60 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
     """
     rng = np.random.default_rng(seed)
     law = spec.law_obj
-    effect_sd = dict(effect_sd or {})
     out = table.copy()
     runs = pd.unique(out[C.RUN])
     run_idx = pd.Categorical(out[C.RUN], categories=runs).codes
     first = out.groupby(C.RUN, sort=False).first().reindex(runs)
-    theta: dict[str, Any] = {**spec.fixed, **{k: float(v) for k, v in params.items()}}
-    effects: dict[str, dict[Any, float]] = {}
-    for p in law.params:
-        mine = [e for e in spec.effects if e.param == p.name]
-        if not mine:
-            continue
-        eta = np.full(len(runs), np.log(theta[p.name]) if p.link == "log" else theta[p.name])
-        for e in mine:
-            levels = np.arange(len(runs)) if e.group == C.RUN else first[e.group].to_numpy()
-            uniq = np.array(sorted(set(levels.tolist())))
-            draws = rng.normal(0.0, effect_sd.get(p.name, 0.0), size=len(uniq))
-            effects[e.name] = dict(zip(uniq.tolist(), draws.tolist(), strict=True))
-            eta = eta + draws[np.searchsorted(uniq, levels)]
-        theta[p.name] = (np.exp(eta) if p.link == "log" else eta)[run_idx]
+    theta, effects = _parameters(spec, params, dict(effect_sd or {}), runs, first, rng)
+    theta = {k: v[run_idx] if isinstance(v, np.ndarray) else v for k, v in theta.items()}
     cov = {c: out[c].to_numpy(float) for c in law.covariates}
     mu = np.asarray(law(np, cov, theta, spec.reference), dtype=float)
     lk = spec.likelihood
     if lk.sigma_by is None:
         scale_run = np.full(len(runs), sigma)
     else:
-        levels = np.arange(len(runs)) if lk.sigma_by == C.RUN else first[lk.sigma_by].to_numpy()
+        levels = _levels(first, lk.sigma_by, len(runs))
         uniq = np.array(sorted(set(levels.tolist())))
-        per = sigma * np.exp(sigma_spread * rng.normal(size=len(uniq)))
+        per = link_value(np, sigma, "log", [sigma_spread * rng.normal(size=len(uniq))])
         scale_run = per[np.searchsorted(uniq, levels)]
     eps = rng.standard_t(nu, size=len(out)) if lk.family == "student_t" else \
         rng.normal(size=len(out))
-    scale = scale_run[run_idx]
-    if sigma_decay:
-        scale = scale * (out[C.D].to_numpy(float) / spec.reference[C.D]) ** -sigma_decay
-    if lk.sigma_relative:  # sigma is a fraction of the law's value
-        scale = scale * mu
-    if ar1:  # standardised residuals follow an AR(1) along each run (rows sorted by D)
-        from .kernel import previous_rows
-
-        prev, first = previous_rows(out[C.RUN].to_numpy())
-        for i in range(len(eps)):
-            if not first[i]:
-                eps[i] = ar1 * eps[prev[i]] + np.sqrt(1 - ar1**2) * eps[i]
-    out[C.LOSS] = mu + scale * eps
+    log_d = (np.log(out[C.D].to_numpy(float) / spec.reference[C.D]) if sigma_decay else None)
+    scale = noise_scale(np, scale_run[run_idx], log_d=log_d, decay=sigma_decay or None,
+                        mu=mu if lk.sigma_relative else None)
+    prev, first_rows = previous_rows(out[C.RUN].to_numpy())
+    # standardised residuals follow an AR(1) along each run (rows sorted by D)
+    out[C.LOSS] = draw_curves(mu[None, :], scale[None, :], eps[None, :], prev, first_rows,
+                              ar1=ar1 or None)[0]
     truth = Truth(dict(params), effects, dict(zip(runs.tolist(), scale_run.tolist(),
                                                   strict=True)),
                   nu if lk.family == "student_t" else None)
     return out, truth
+
+
+def _levels(first: pd.DataFrame, group: str, n_runs: int) -> np.ndarray:
+    """Each run's level of ``group`` (a run is its own level)."""
+    return np.arange(n_runs) if group == C.RUN else first[group].to_numpy()
+
+
+def _parameters(spec: ModelSpec, params: Mapping[str, float], effect_sd: Mapping[str, float],
+                runs: np.ndarray, first: pd.DataFrame, rng: np.random.Generator
+                ) -> tuple[dict[str, Any], dict[str, dict[Any, float]]]:
+    """Law parameters (fixed, a number, or one value per run) and the drawn level effects."""
+    theta: dict[str, Any] = {**spec.fixed, **{k: float(v) for k, v in params.items()}}
+    effects: dict[str, dict[Any, float]] = {}
+    for p in spec.law_obj.params:
+        deviations = []
+        for e in [e for e in spec.effects if e.param == p.name]:
+            levels = _levels(first, e.group, len(runs))
+            uniq = np.array(sorted(set(levels.tolist())))
+            draws = rng.normal(0.0, effect_sd.get(p.name, 0.0), size=len(uniq))
+            effects[e.name] = dict(zip(uniq.tolist(), draws.tolist(), strict=True))
+            deviations.append(draws[np.searchsorted(uniq, levels)])
+        if deviations:
+            theta[p.name] = link_value(np, np.full(len(runs), theta[p.name]), p.link,
+                                       deviations)
+    return theta, effects
 
 
 def looped_sweep(*, points: int = SWEEP_POINTS, seed: int = SWEEP_SEED,

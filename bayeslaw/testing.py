@@ -38,21 +38,15 @@ import pandas as pd
 from scipy import stats
 
 from . import constants as C
+from . import inference
 from .data import LossData
 from .diagnostics import Thresholds
 from .errors import ConvergenceWarning, SpecError, StaleRecordsWarning
-from .inference import fit, sample_prior_predictive
+from .likelihood import one_step_replicates, simulated_losses
 from .metrics import coverage
-from .posterior import (
-    log_density,
-    mean_draws,
-    noise,
-    noise_scale_draws,
-    sequential_terms,
-    simulate_curves,
-)
-from .priors import ModelSpec, resolve_spec
+from .posterior import log_density
 from .result import Fit
+from .spec import ModelSpec, resolve_spec
 
 
 @dataclass(frozen=True)
@@ -146,13 +140,13 @@ def _fmt(v: Any) -> str:
 
 
 # -- convergence --------------------------------------------------------------------------
-def check_convergence(fit_: Fit, thresholds: Thresholds | None = None) -> CheckResult:
+def check_convergence(fit: Fit, thresholds: Thresholds | None = None) -> CheckResult:
     """R-hat, bulk / tail ESS, divergences and BFMI of a fit against ``thresholds``."""
     import arviz as az
 
-    diag = replace(fit_.diagnostics, thresholds=thresholds or fit_.thresholds)
-    names = fit_.coefficient_names()
-    summ = az.summary(fit_.idata, var_names=names, kind="diagnostics")
+    diag = replace(fit.diagnostics, thresholds=thresholds or fit.thresholds)
+    names = fit.coefficient_names()
+    summ = az.summary(fit.idata, var_names=names, kind="diagnostics")
     details = summ[["r_hat", "ess_bulk", "ess_tail"]]
     values = {"max_rhat": diag.max_rhat, "min_ess_bulk": diag.min_ess_bulk,
               "min_ess_tail": diag.min_ess_tail, "divergences": diag.divergences,
@@ -160,9 +154,9 @@ def check_convergence(fit_: Fit, thresholds: Thresholds | None = None) -> CheckR
     return CheckResult("convergence", diag.ok, values, diag.failures, details)
 
 
-def assert_converged(fit_: Fit, thresholds: Thresholds | None = None) -> None:
+def assert_converged(fit: Fit, thresholds: Thresholds | None = None) -> None:
     """Raise ``AssertionError`` naming each failed convergence check."""
-    check_convergence(fit_, thresholds).assert_ok()
+    check_convergence(fit, thresholds).assert_ok()
 
 
 # -- predictive checks --------------------------------------------------------------------
@@ -172,13 +166,13 @@ def _final_rows(frame: pd.DataFrame) -> np.ndarray:
     return pos.groupby(C.RUN, sort=False)[C.D].idxmax().to_numpy()
 
 
-def posterior_predictive_check(fit_: Fit, *, prob: float = 0.9, alpha: float = 0.01,
+def posterior_predictive_check(fit: Fit, *, prob: float = 0.9, alpha: float = 0.01,
                                tolerance: float = 0.05, seed: int = 0) -> CheckResult:
     """Coverage of the observed points and a p-value of the final losses.
 
     Parameters
     ----------
-    fit_ : Fit
+    fit : Fit
     prob : float
         Central predictive band whose coverage of the observed points is checked.
     alpha : float
@@ -189,19 +183,16 @@ def posterior_predictive_check(fit_: Fit, *, prob: float = 0.9, alpha: float = 0
     seed : int
         Seed of the replicated noise.
     """
-    rng = np.random.default_rng(seed)
-    frame = fit_.data.frame
+    frame = fit.data.frame
     y = frame[C.LOSS].to_numpy(float)
-    mu = mean_draws(fit_, frame, rng)
     # each point given the observed previous point of its run (the model's own factorization:
     # with AR(1) or a random walk these one-step predictive bands hold the walk's variance)
-    loc, scale = sequential_terms(fit_, frame, y, mu, noise_scale_draws(fit_, frame, rng, mu))
-    y_rep = loc + noise(fit_, scale, rng)
+    y_rep, loc, scale = one_step_replicates(fit, np.random.default_rng(seed))
     lo, hi = np.quantile(y_rep, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
     cov = coverage(y, lo, hi, prob, confidence=1 - alpha)
     last = _final_rows(frame)
-    t_obs = -log_density(fit_, y[last], loc[:, last], scale[:, last]).sum(axis=1)
-    t_rep = -log_density(fit_, y_rep[:, last], loc[:, last], scale[:, last]).sum(axis=1)
+    t_obs = -log_density(fit, y[last], loc[:, last], scale[:, last]).sum(axis=1)
+    t_rep = -log_density(fit, y_rep[:, last], loc[:, last], scale[:, last]).sum(axis=1)
     p = float(np.mean(t_rep >= t_obs))
     failures = []
     if cov.high < prob - tolerance or cov.low > prob + tolerance:
@@ -228,7 +219,7 @@ def prior_predictive_check(data: LossData, spec: ModelSpec | str | Path | None =
     of the observed points: the priors then rule out what the data show.  ``values`` also
     reports the band's median width relative to the data's range (how vague the prior is).
     """
-    idata = sample_prior_predictive(data, spec, draws=draws, seed=seed)
+    idata = inference.sample_prior_predictive(data, spec, draws=draws, seed=seed)
     sims = idata.prior_predictive["loss"].values.reshape(-1, len(data))
     y = data.values(C.LOSS)
     lo, hi = np.quantile(sims, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
@@ -248,21 +239,16 @@ def prior_predictive_check(data: LossData, spec: ModelSpec | str | Path | None =
 
 
 # -- recovery -----------------------------------------------------------------------------
-def simulate_from_draw(fit_: Fit, draw: int, *, seed: int = 0) -> LossData:
+def simulate_from_draw(fit: Fit, draw: int, *, seed: int = 0) -> LossData:
     """The fit's own points with losses simulated from one posterior draw (all parameters).
 
     Each run's curve is drawn jointly from the model's generative process (AR(1) residuals
     or a random walk accumulating along the run, :func:`bayeslaw.predict.simulate_curves`),
     so a recovery refits the model that simulated the data.
     """
-    rng = np.random.default_rng(seed)
-    frame = fit_.data.frame
-    mu_all = mean_draws(fit_, frame, rng)
-    scale = noise_scale_draws(fit_, frame, rng, mu_all)[draw]
-    sim = frame.copy()
-    sim[C.LOSS] = simulate_curves(fit_, frame, mu_all[draw][None, :], scale[None, :], rng,
-                                  draw_index=np.array([draw]))[0]
-    return replace(fit_.data, frame=sim, notes=(*fit_.data.notes, f"simulated: draw {draw}"))
+    sim = fit.data.frame.copy()
+    sim[C.LOSS] = simulated_losses(fit, draw, np.random.default_rng(seed))
+    return replace(fit.data, frame=sim, notes=(*fit.data.notes, f"simulated: draw {draw}"))
 
 
 def _central(values: np.ndarray, prob: float) -> tuple[float, float]:
@@ -270,9 +256,9 @@ def _central(values: np.ndarray, prob: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def recovery(fit_: Fit, *, seed: int = 0, alpha: float = 0.05, **fit_kwargs: Any
+def recovery(fit: Fit, *, seed: int = 0, alpha: float = 0.05, **fit_kwargs: Any
              ) -> CheckResult:
-    """Refit data simulated from a posterior draw of ``fit_`` and look for the truth.
+    """Refit data simulated from a posterior draw of ``fit`` and look for the truth.
 
     The truth is a whole posterior draw (population values, group effects, per-run noise),
     so the simulated sweep is one the model believes possible.  The refit uses the fit's
@@ -281,17 +267,17 @@ def recovery(fit_: Fit, *, seed: int = 0, alpha: float = 0.05, **fit_kwargs: Any
     ``1 - alpha / k`` interval (Bonferroni over ``k`` parameters).
     """
     rng = np.random.default_rng(seed)
-    draw = int(rng.integers(fit_.n_draws))
-    data = simulate_from_draw(fit_, draw, seed=seed)
+    draw = int(rng.integers(fit.n_draws))
+    data = simulate_from_draw(fit, draw, seed=seed)
     kwargs = {"seed": seed, **fit_kwargs}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        refit = fit(data, fit_.spec, **kwargs)
-    names = list(fit_.spec.free_params)
+        refit = inference.fit(data, fit.spec, **kwargs)
+    names = list(fit.spec.free_params)
     prob = 1 - alpha / len(names)
     rows, failures = [], []
     for name in names:
-        truth = float(fit_.draws(name)[draw])
+        truth = float(fit.draws(name)[draw])
         post = refit.draws(name)
         lo, hi = _central(post, prob)
         rows.append({"param": name, "truth": truth, "median": float(np.median(post)),
@@ -407,7 +393,7 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
                       "spec, fitted spec, sampler settings, seed or rank count: ignored and "
                       "kept in the file; the simulations are run anew (use another path to keep "
                       "runs apart)", StaleRecordsWarning, stacklevel=2)
-    prior = sample_prior_predictive(design, gen, draws=n_sims, seed=seed)
+    prior = inference.sample_prior_predictive(design, gen, draws=n_sims, seed=seed)
     sims = prior.prior_predictive["loss"].values.reshape(n_sims, len(design))
     records = []
     for i in range(n_sims):
@@ -421,7 +407,7 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
         data = replace(design, frame=frame, notes=(*design.notes, f"sbc simulation {i}"))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            result = fit(data, fitted, seed=seed + i, **fit_kwargs)
+            result = inference.fit(data, fitted, seed=seed + i, **fit_kwargs)
         diag = result.diagnostics
         record = {"sim": i, "seed0": seed, "key": key, "n_ranks": n_ranks, "truth": truth,
                   "ranks": {p: _thinned_rank(result.draws(p), truth[p], n_ranks)

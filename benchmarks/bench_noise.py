@@ -32,8 +32,8 @@ import pandas as pd
 
 import bayeslaw as bl
 from bayeslaw.backtesting import backtest
-from bayeslaw.priors import ModelSpec
 from bayeslaw.simulate import bundled_path
+from bayeslaw.spec import ModelSpec
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 DECAY = {"dist": "HalfNormal", "sigma": 0.3}

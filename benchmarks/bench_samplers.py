@@ -20,7 +20,7 @@ import arviz as az
 import numpy as np
 
 import bayeslaw as bl
-from bayeslaw.inference import get_model
+from bayeslaw.modelcache import get_model
 from bayeslaw.simulate import bundled_path
 
 LAW = ["E", "a", "alpha", "b", "beta", "c", "gamma"]
@@ -49,9 +49,9 @@ def main() -> None:
     data = bl.load(bundled_path())
     spec = bl.load_spec(law="looped_total")
     lm = get_model(spec, data)
-    draws = args.draws or spec.sampler["draws"]
-    tune = args.tune or spec.sampler["tune"]
-    accept = spec.sampler["target_accept"]
+    draws = args.draws or spec.sampler.draws
+    tune = args.tune or spec.sampler.tune
+    accept = spec.sampler.target_accept
     rows = {}
     t = time.perf_counter()
     compiled = nutpie.compile_pymc_model(lm.model)
@@ -59,7 +59,7 @@ def main() -> None:
     t = time.perf_counter()
     idata = nutpie.sample(compiled, draws=draws, tune=tune, chains=args.chains,
                           seed=args.seed, progress_bar=False, target_accept=accept,
-                          low_rank_modified_mass_matrix=lm.prefers_low_rank)
+                          low_rank_modified_mass_matrix=lm.plan.prefers_low_rank)
     rows["nutpie"] = {"compile_s": compile_s, "sample_s": time.perf_counter() - t,
                       "draws": f"{args.chains}x{draws}"}
     rows["nutpie"].update(stats(idata, rows["nutpie"]["sample_s"]))

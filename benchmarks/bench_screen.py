@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 def table_and_spec(name: str):
     """The data and default spec of pair ``name`` (or of the tests' small sweep)."""
     import bayeslaw as bl
-    from bayeslaw.priors import load_spec, resolve_spec
+    from bayeslaw.spec import load_spec, resolve_spec
 
     if name == "small":
         from bayeslaw.simulate import looped_sweep
@@ -53,7 +53,7 @@ def with_overrides(spec, cfg: dict):
         e, centered=per.get(f"{e.param}|{e.group}", cfg.get("centered", e.centered)))
         for e in spec.effects)
     spec = dataclasses.replace(spec, effects=effects,
-                               sampler={**spec.sampler, **cfg.get("sampler", {})})
+                               sampler=spec.sampler.replace(**cfg.get("sampler", {})))
     if "sigma_centered" in cfg:
         spec = dataclasses.replace(spec, likelihood=dataclasses.replace(
             spec.likelihood, sigma_centered=cfg["sigma_centered"]))

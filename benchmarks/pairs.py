@@ -311,7 +311,7 @@ def _check(pair: Pair) -> str:
     """Load the pair's frame with the current bayeslaw and check the spec accepts it."""
     import bayeslaw as bl
     from bayeslaw.plan import check_compatible
-    from bayeslaw.priors import resolve_spec
+    from bayeslaw.spec import resolve_spec
 
     data = bl.load(pair.load())
     check_compatible(resolve_spec(pair.spec, law=None, columns=data.columns), data)

@@ -46,13 +46,14 @@ def main(argv=None) -> int:
     import pytensor
 
     import bayeslaw as bl
-    from bayeslaw.inference import _nutpie_compiled
-    from bayeslaw.priors import load_spec
+    from bayeslaw.modelcache import compiled_for
+    from bayeslaw.plan import make_plan
     from bayeslaw.simulate import bundled_path
+    from bayeslaw.spec import load_spec
     from bayeslaw.warmstart import LogDensity, find_mode, standardized
 
     data, spec = bl.load(bundled_path()), load_spec(law="looped_total")
-    entry, compiled = _nutpie_compiled(spec, data, None)
+    entry, compiled = compiled_for(make_plan(spec, data), data)
     entry.density.identity()
     raw = LogDensity(compiled)
     mode = find_mode(compiled, compiled.initial_point_func(0))

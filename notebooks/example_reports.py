@@ -26,9 +26,9 @@ import bayeslaw as bl
 from bayeslaw.comparison import compare
 from bayeslaw.errors import ParetoKWarning
 from bayeslaw.inference import fit
-from bayeslaw.priors import load_spec
 from bayeslaw.report import build_report
 from bayeslaw.simulate import bundled_path
+from bayeslaw.spec import load_spec
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -96,10 +96,10 @@ def prior_fit(spec, data, seed: int, draws: int = 10):
     import arviz as az
     import pymc as pm
 
-    from bayeslaw.inference import get_model
+    from bayeslaw.modelcache import get_model
     from bayeslaw.result import Fit
 
     with get_model(spec, data).model:
         prior = pm.sample_prior_predictive(draws=draws, random_seed=seed)
-    return Fit(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=data,
+    return Fit.from_draws(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=data,
                provenance={})

@@ -130,23 +130,24 @@ def test_pathfinder_without_the_extra_names_it(small_sweep, monkeypatch):
 def test_a_five_fold_backtest_compiles_each_structure_once(small_sweep):
     """Count the compiles: every structure the folds need is compiled at most once (and not
     at all when an earlier test compiled it), and a second backtest compiles nothing."""
-    from bayeslaw import inference as fitmod
+    from bayeslaw import modelcache
     from bayeslaw.backtesting import backtest, parse_split
-    from bayeslaw.priors import load_spec
+    from bayeslaw.plan import make_plan
+    from bayeslaw.spec import load_spec
 
     data, spec = small_sweep[0], load_spec(law="looped_total")
     parts = parse_split(data, "kfold:5", seed=1)
     assert len(parts) == 5
-    needed = {fitmod._cache_key(spec, data, data.select(p.train, "train")) for p in parts}
-    cached = set(fitmod._CACHE)
-    before = len(fitmod.COMPILES)
+    needed = {make_plan(spec, data, data.select(p.train, "train")).key for p in parts}
+    cached = set(modelcache.CACHE)
+    before = len(modelcache.COMPILES)
     for _ in range(2):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ApproximationWarning)
             res = backtest(data, spec, "kfold:5", seed=1, baseline=False, method="laplace",
                            draws=100, chains=2)
         assert len(res.table) == 5 and np.isfinite(res.table["mape"]).all()
-    new = fitmod.COMPILES[before:]
+    new = modelcache.COMPILES[before:]
     assert len(new) == len(set(new))  # never the same structure twice
     assert set(new) == needed - cached
 

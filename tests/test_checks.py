@@ -26,8 +26,8 @@ from bayeslaw.cli import main
 from bayeslaw.diagnostics import Thresholds
 from bayeslaw.errors import ConvergenceWarning
 from bayeslaw.inference import fit
-from bayeslaw.priors import ModelSpec, load_spec
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
+from bayeslaw.spec import ModelSpec, load_spec
 
 SBC_SAMPLER = dict(draws=400, tune=300, chains=2)
 N_SIMS = 20

@@ -13,8 +13,8 @@ from bayeslaw import comparison as cp
 from bayeslaw.diagnostics import Thresholds
 from bayeslaw.errors import ConvergenceWarning
 from bayeslaw.inference import fit
-from bayeslaw.priors import ModelSpec, load_spec
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
+from bayeslaw.spec import ModelSpec, load_spec
 
 
 def simple_spec(law: str) -> ModelSpec:
@@ -223,8 +223,8 @@ def test_exact_refits_replace_the_worst_k_points(four_depths):
     # ... and the refit really left the point out: its density falls visibly below the
     # in-sample one, by about what PSIS estimates (a refit that kept the point would sit at
     # the in-sample value)
+    from bayeslaw.likelihood import log_likelihood
     from bayeslaw.metrics import pointwise_lpd
-    from bayeslaw.posterior import log_likelihood
 
     in_sample = pointwise_lpd(log_likelihood(true, true.data.frame.iloc[worst]))
     # measured when written: in-sample 3.349 / 2.432, exact 3.307 / 2.068, PSIS 3.306 / 2.095:

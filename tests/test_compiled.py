@@ -16,13 +16,14 @@ import pytest
 @pytest.fixture(scope="module")
 def small_density(small_sweep):
     """The small sweep's default model, compiled as ``fit`` compiles it (shared cache entry)."""
-    from bayeslaw.inference import _nutpie_compiled
-    from bayeslaw.priors import load_spec
+    from bayeslaw.modelcache import compiled_for
+    from bayeslaw.plan import make_plan
+    from bayeslaw.spec import load_spec
 
     spec = load_spec(law="looped_total")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # PyTensor's BLAS notice
-        entry, compiled = _nutpie_compiled(spec, small_sweep[0], None)
+        entry, compiled = compiled_for(make_plan(spec, small_sweep[0]), small_sweep[0])
     return entry, compiled
 
 

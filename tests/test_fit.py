@@ -52,7 +52,7 @@ def test_log_likelihood_matches_pymc(small_fit):
     """The numpy pointwise log-likelihood equals PyMC's own on the same draws."""
     import pymc as pm
 
-    from bayeslaw.inference import get_model
+    from bayeslaw.modelcache import get_model
 
     lm = get_model(small_fit.spec, small_fit.data)
     sub = small_fit.idata.sel(draw=slice(0, 20))
@@ -115,7 +115,7 @@ def test_pymc_backend_same_model(small_sweep):
     coefficient when both are right), on a pooled spec that both sample quickly."""
     import arviz as az
 
-    from bayeslaw.priors import ModelSpec, load_spec
+    from bayeslaw.spec import ModelSpec, load_spec
 
     data, _ = small_sweep
     d = load_spec(law="looped_total").with_pooling("complete").to_dict()

@@ -49,9 +49,9 @@ def test_no_held_out_loss_reaches_the_fit(monkeypatch):
     """The real path: held-out losses changed, the backtest refitted with the same seed (and
     a fresh compile, so no model built from the first data is reused) gives identical draws,
     hence identical forecasts.  Short chains: identity, not convergence, is the point."""
-    import bayeslaw.inference as fitting
+    import bayeslaw.modelcache as modelcache
     from bayeslaw.backtesting import backtest
-    from bayeslaw.priors import load_spec
+    from bayeslaw.spec import load_spec
 
     data, half = first_half_split()
     frame = data.frame.copy()
@@ -59,9 +59,9 @@ def test_no_held_out_loss_reaches_the_fit(monkeypatch):
     moved = bl.load(frame)
     runs = []
     for table in (data, moved):
-        monkeypatch.setattr(fitting, "_CACHE", {})
+        monkeypatch.setattr(modelcache, "CACHE", {})
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", fitting.ConvergenceWarning)
+            warnings.simplefilter("ignore", bl.ConvergenceWarning)
             runs.append(backtest(table, load_spec(law="looped_total"), "prefix:0.5", seed=3,
                                  baseline=False, draws=60, tune=60, chains=2))
     first, second = (r.forecasts["prefix:0.5 / bayeslaw"] for r in runs)

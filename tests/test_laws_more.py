@@ -16,12 +16,13 @@ import bayeslaw as bl
 from bayeslaw.errors import DataError, SpecError
 from bayeslaw.graph import LossModel, cov_data_name
 from bayeslaw.laws import LAWS, evaluate, law_for_columns
-from bayeslaw.plan import check_compatible
+from bayeslaw.plan import check_compatible, make_plan
 from bayeslaw.posterior import mean_draws
-from bayeslaw.priors import available_specs, link_width, load_spec
+from bayeslaw.priors import link_width
 from bayeslaw.public_data import load_parscale
 from bayeslaw.result import Fit
 from bayeslaw.simulate import design, simulate
+from bayeslaw.spec import available_specs, load_spec
 
 NEW_LAWS = ("parallel_streams", "parallel_streams_data", "looped_streams", "iso_depth",
             "iso_depth_eff", "chinchilla_anneal")
@@ -221,7 +222,7 @@ def test_every_new_law_has_a_default_spec():
 def test_default_spec_builds_with_finite_logp(name):
     spec = load_spec(name)
     data = synthetic(name)
-    lm = LossModel(spec, data)
+    lm = LossModel(make_plan(spec, data))
     m = lm.model
     for c in spec.law_obj.covariates:
         assert cov_data_name(c) in m.named_vars  # one pm.Data container per covariate
@@ -242,10 +243,10 @@ def test_prior_draws_predict_through_mean_draws():
 
     for name in ("parallel_streams", "iso_depth"):
         spec, data = load_spec(name), synthetic(name)
-        with LossModel(spec, data).model:
+        with LossModel(make_plan(spec, data)).model:
             idata = pm.sample_prior_predictive(draws=5, random_seed=1)
         idata.add_groups(posterior=idata.prior)
-        fit = Fit(idata=idata, spec=spec, data=data, provenance={})
+        fit = Fit.from_draws(idata=idata, spec=spec, data=data, provenance={})
         assert "A" in fit.coefficient_names()
         points = data.frame.iloc[:3].drop(columns="run")
         mu = mean_draws(fit, points, np.random.default_rng(0))
@@ -340,7 +341,7 @@ def test_collinear_effects_of_multi_covariate_terms():
 
 # -- pooling variants ------------------------------------------------------------------------
 def _free(spec, data):
-    return {v.name for v in LossModel(spec, data).model.free_RVs}
+    return {v.name for v in LossModel(make_plan(spec, data)).model.free_RVs}
 
 
 @pytest.mark.parametrize("name", ["iso_depth_eff", "parallel_streams_pooled"])
@@ -349,7 +350,7 @@ def test_with_pooling_variants(name):
     spec = load_spec(name)
     effects = {e.name for e in spec.effects}
     complete = spec.with_pooling("complete")
-    split = tuple(spec.sampler.get("sum_split", ()))  # sampled jointly as <x>_<y>_sum
+    split = spec.sampler.sum_split  # sampled jointly as <x>_<y>_sum
     params = {p for p in spec.free_params if p not in split} | (
         {"_".join(split) + "_sum"} if split else set())
     assert complete.effects == () and _free(complete, data) == {
@@ -367,7 +368,7 @@ def test_with_pooling_variants(name):
     free = _free(none, data)
     assert not any(v.endswith("_sd") for v in free)
     assert all(f"{e}_z" in free or e in free for e in effects)
-    m = LossModel(none, data).model
+    m = LossModel(make_plan(none, data)).model
     assert np.isfinite(m.compile_logp()(m.initial_point()))
     with pytest.raises(SpecError, match="pooling kind must be one of"):
         spec.with_pooling("some")
@@ -409,7 +410,7 @@ def test_parscale_loader(shared_data):
     assert law_for_columns(data.columns) == "parallel_streams"
     for name in ("parallel_streams", "looped_streams"):
         check_compatible(load_spec(name), stack)
-    m = LossModel(load_spec("parallel_streams_pooled"), data).model
+    m = LossModel(make_plan(load_spec("parallel_streams_pooled"), data)).model
     assert list(m.coords["dataset_level"]) == ["pile", "stack_v2_python"]
     assert np.isfinite(m.compile_logp()(m.initial_point()))
     with pytest.raises(DataError, match="no dataset 'c4'"):

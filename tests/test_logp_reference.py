@@ -16,7 +16,8 @@ import pytest
 
 import bayeslaw as bl
 from bayeslaw.graph import LossModel
-from bayeslaw.priors import ModelSpec, available_specs
+from bayeslaw.plan import make_plan
+from bayeslaw.spec import ModelSpec, available_specs
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "logp_reference.json").read_text())
 
@@ -31,7 +32,7 @@ def test_logp_and_gradient_match_the_reference(entry):
     spec = ModelSpec.from_dict(ref["spec"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # PyTensor's BLAS notice
-        model = LossModel(spec, bl.load(pd.DataFrame(ref["data"]))).model
+        model = LossModel(make_plan(spec, bl.load(pd.DataFrame(ref["data"])))).model
         point = {k: np.asarray(v, float) for k, v in ref["point"].items()}
         assert set(point) == {v.name for v in model.value_vars}
         logp = float(model.compile_logp()(point))

@@ -15,19 +15,14 @@ import pytest
 
 import bayeslaw as bl
 from bayeslaw.errors import SpecError
-from bayeslaw.inference import get_model
 from bayeslaw.kernel import previous_rows, walk_variance
-from bayeslaw.posterior import (
-    log_likelihood,
-    mean_draws,
-    noise_scale_draws,
-    pointwise_log_likelihood,
-    walk_bridge,
-    walk_draws,
-)
+from bayeslaw.likelihood import log_likelihood, pointwise_log_likelihood
+from bayeslaw.modelcache import get_model
+from bayeslaw.posterior import mean_draws, noise_scale_draws
 from bayeslaw.prediction import predict
-from bayeslaw.priors import ModelSpec, load_spec
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
+from bayeslaw.spec import ModelSpec, load_spec
+from bayeslaw.walk import walk_bridge, walk_draws
 
 from .conftest import prior_fit
 
@@ -134,7 +129,7 @@ def test_simulated_relative_noise_scales_with_the_loss():
 
 
 def test_likelihood_keys_are_checked():
-    with pytest.raises(SpecError, match=r"unknown \[likelihood\] key\(s\) \['sigma_relativ'\]"):
+    with pytest.raises(SpecError, match=r"unknown key\(s\) \['sigma_relativ'\] in \[likelihood\]"):
         noise_spec({"sigma_relativ": True})
     with pytest.raises(SpecError, match="sigma_relative must be true or false"):
         noise_spec({"sigma_relative": "yes"})
@@ -242,7 +237,8 @@ def fixed_fit(spec: ModelSpec, data, seed: int, draws: int = 400):
 
     one = prior_fit(spec, data, seed=seed, draws=1).idata.posterior.isel(chain=[0], draw=[0])
     post = one.isel(draw=np.zeros(draws, dtype=int)).assign_coords(draw=np.arange(draws))
-    return Fit(idata=az.InferenceData(posterior=post), spec=spec, data=data, provenance={})
+    return Fit.from_draws(idata=az.InferenceData(posterior=post), spec=spec, data=data,
+                          provenance={})
 
 
 def _walk_process(truth, data):
@@ -281,7 +277,7 @@ def test_walk_forecast_of_the_next_point_is_calibrated(curves):
             e[i] = (0.0 if first[i] else e[prev[i]]) + sd[i] * rng.standard_normal()
         sim = frame.assign(loss=mu + e)
         logged = bl.load(sim.loc[~last])
-        fit = Fit(idata=truth.idata, spec=spec, data=logged, provenance={})
+        fit = Fit.from_draws(idata=truth.idata, spec=spec, data=logged, provenance={})
         pred = predict(fit, sim.loc[last], probs=(0.9,), seed=int(rng.integers(1 << 30)))
         lo, hi = pred.band(0.9)
         inside.append((sim.loc[last, "loss"].to_numpy() >= lo)
@@ -366,7 +362,7 @@ def _held_out_fit(spec, curves, held: list[str], seed: int, draws: int = 20):
     model = get_model(spec, train, like=curves)
     with model.model:
         prior = pm.sample_prior_predictive(draws=draws, random_seed=seed)
-    return Fit(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=train,
+    return Fit.from_draws(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=train,
                provenance={}), model
 
 
@@ -409,10 +405,10 @@ def test_held_out_runs_get_their_own_levels_noise_scale(curves, sigma_by):
 
 def _one_step_residuals(truth, data):
     """Standardised residuals of each point given its run's previous point (model order)."""
-    from bayeslaw.posterior import sequential_terms
+    from bayeslaw.likelihood import sequential_terms
     from bayeslaw.result import Fit
 
-    fit = Fit(idata=truth.idata, spec=truth.spec, data=data, provenance={})
+    fit = Fit.from_draws(idata=truth.idata, spec=truth.spec, data=data, provenance={})
     frame, rng = data.frame, np.random.default_rng(0)
     y = frame["loss"].to_numpy()
     mu = mean_draws(fit, frame, rng)
@@ -469,8 +465,8 @@ def test_posterior_predictive_check_holds_the_walk(curves):
     inside = n = 0
     for i in range(100):
         data = _simulate_by_hand(truth, curves, rng)
-        check = posterior_predictive_check(Fit(idata=truth.idata, spec=truth.spec, data=data,
-                                               provenance={}), seed=i)
+        fake = Fit.from_draws(idata=truth.idata, spec=truth.spec, data=data, provenance={})
+        check = posterior_predictive_check(fake, seed=i)
         inside += round(check.values["coverage"] * check.values["n_points"])
         n += check.values["n_points"]
     low, high = clopper_pearson(inside, n, confidence=0.99)

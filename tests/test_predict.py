@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.errors import DataError, SpecError
+from bayeslaw.errors import ArgumentError, DataError
 from bayeslaw.prediction import forecast_run, predict
 
 
@@ -57,9 +57,9 @@ def test_forecast_partial_curve_conditions_on_logged_points(stored_fit):
 
 def test_predict_argument_errors(stored_fit):
     pts = pd.DataFrame({"N": [1e8], "D": [1e9], "T_m": [2.0]})
-    with pytest.raises(SpecError, match="kind must be"):
+    with pytest.raises(ArgumentError, match="kind must be"):
         predict(stored_fit, pts, kind="both")
-    with pytest.raises(SpecError, match=r"band probabilities must lie in \(0, 1\)"):
+    with pytest.raises(ArgumentError, match=r"band probabilities must lie in \(0, 1\)"):
         predict(stored_fit, pts, probs=(0.5, 1.5))
     with pytest.raises(DataError, match=r"lack column\(s\) \['T_m'\]"):
         predict(stored_fit, pts.drop(columns="T_m"))

@@ -13,7 +13,7 @@ from bayeslaw import metrics
 from bayeslaw.backtesting import Recalibration, backtest, inner_split, parse_split
 from bayeslaw.errors import DataError, SpecError
 from bayeslaw.prediction import summarise
-from bayeslaw.priors import load_spec
+from bayeslaw.spec import load_spec
 
 S = 20_000
 GRID = stats.norm.ppf((np.arange(S) + 0.5) / S)  # N(0, 1) draws, as a quantile grid

@@ -177,11 +177,11 @@ def build_png() -> bytes:
 def chinchilla_fit(stored_fit):
     """The stored posterior read as a Chinchilla fit (no T_m, no group effects)."""
     from bayeslaw.data import LossData
-    from bayeslaw.priors import load_spec
     from bayeslaw.result import Fit
+    from bayeslaw.spec import load_spec
 
     frame = stored_fit.data.frame.drop(columns=["T_m"])
-    return Fit(idata=stored_fit.idata, spec=load_spec(law="chinchilla"),
+    return Fit.from_draws(idata=stored_fit.idata, spec=load_spec(law="chinchilla"),
                data=LossData(frame, "<DataFrame>", "0" * 64), provenance=stored_fit.provenance)
 
 
@@ -363,7 +363,7 @@ def test_report_of_final_losses_without_D(tmp_path):
     stats = xr.Dataset({"diverging": (("chain", "draw"), np.zeros((1, 50), bool)),
                         "energy": (("chain", "draw"), energy)},
                        coords={"chain": [0], "draw": np.arange(50)})
-    fake = Fit(idata=az.InferenceData(posterior=prior, sample_stats=stats), spec=spec,
+    fake = Fit.from_draws(idata=az.InferenceData(posterior=prior, sample_stats=stats), spec=spec,
                data=data, provenance={"seed": 1, "sampler": {"backend": "nutpie", "chains": 1,
                                                              "draws": 50, "tune": 0}})
     report = build_report(fake, seed=1)
@@ -393,7 +393,7 @@ def test_fit_outputs_of_final_losses_without_D(tmp_path):
     stats = xr.Dataset({"diverging": (("chain", "draw"), np.zeros((1, 20), bool)),
                         "energy": (("chain", "draw"), np.random.default_rng(0).normal(
                             size=(1, 20)))}, coords={"chain": [0], "draw": np.arange(20)})
-    fake = Fit(idata=az.InferenceData(posterior=prior, sample_stats=stats), spec=spec,
+    fake = Fit.from_draws(idata=az.InferenceData(posterior=prior, sample_stats=stats), spec=spec,
                data=data, provenance={"seed": 1, "sampler": {"backend": "nutpie", "chains": 1,
                                                              "draws": 20, "tune": 0}})
     import warnings

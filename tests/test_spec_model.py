@@ -4,9 +4,10 @@ import pytest
 import bayeslaw as bl
 from bayeslaw.errors import DataError, SpecError
 from bayeslaw.graph import LossModel
-from bayeslaw.plan import check_compatible
-from bayeslaw.priors import Prior, available_specs, load_spec
+from bayeslaw.plan import check_compatible, make_plan
+from bayeslaw.priors import Prior
 from bayeslaw.simulate import looped_sweep
+from bayeslaw.spec import available_specs, load_spec
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +31,8 @@ def test_user_spec_merges_over_default(tmp_path):
     spec = load_spec(path)
     assert "t2" in spec.free_params and "t2" not in spec.fixed  # a prior frees an offset
     default = load_spec(law="looped_total").sampler
-    assert spec.sampler["draws"] == 10 and spec.sampler["tune"] == default["tune"]  # kept
-    assert spec.sampler["sum_split"] == default["sum_split"]
+    assert spec.sampler.draws == 10 and spec.sampler.tune == default.tune  # kept
+    assert spec.sampler.sum_split == default.sum_split
     assert spec.priors["E"] == load_spec(law="looped_total").priors["E"]
 
 
@@ -107,7 +108,7 @@ def test_final_loss_table_needs_spec_without_run_terms(small_data):
 
 def test_graph_variables_dims_and_finite_logp(small_data):
     spec = load_spec(law="looped_total")
-    lm = LossModel(spec, small_data)
+    lm = LossModel(make_plan(spec, small_data))
     m = lm.model
     names = set(m.named_vars)
     for v in ["E", "a", "alpha", "b", "beta", "c", "gamma", "sigma", "nu", "sigma_spread",
@@ -132,10 +133,10 @@ def test_graph_variables_dims_and_finite_logp(small_data):
 def test_pooling_variants_build(small_data):
     base = load_spec(law="looped_total")
     complete = base.replace_effects(())
-    assert "b_run" not in LossModel(complete, small_data).model.named_vars
+    assert "b_run" not in LossModel(make_plan(complete, small_data)).model.named_vars
     d = base.to_dict()
     d["effects"] = [{"param": "b", "group": "run", "pooling": "none", "scale": 1.0}]
-    m = LossModel(load_spec(d), small_data).model
+    m = LossModel(make_plan(load_spec(d), small_data)).model
     assert "b_by_run_sd" not in m.named_vars and m.named_vars_to_dims["b_by_run"] == ("run",)
 
 
@@ -144,7 +145,7 @@ def test_held_out_levels_are_non_centered_and_the_rest_centered():
     import numpy as np
 
     import bayeslaw as bl
-    from bayeslaw.inference import get_model
+    from bayeslaw.modelcache import get_model
     from bayeslaw.plan import centering
     from bayeslaw.simulate import design, simulate
 
@@ -174,7 +175,7 @@ def test_sum_split_transform_round_trip_and_jacobian():
     the log-determinant of the backward map, computed here by finite differences."""
     import pytensor.tensor as pt
 
-    from bayeslaw.graph import sum_split_transform
+    from bayeslaw.transforms import sum_split_transform
 
     tr = sum_split_transform()
     u = pt.dvector("u")
@@ -205,7 +206,8 @@ def test_sum_split_keeps_the_model(small_data, names):
     d["sampler"]["sum_split"] = list(names)
     split = load_spec(d)
     joint = "_".join(names) + "_sum"
-    plain, paired = LossModel(spec, small_data).model, LossModel(split, small_data).model
+    plain = LossModel(make_plan(spec, small_data)).model
+    paired = LossModel(make_plan(split, small_data)).model
     assert {*names, joint} <= set(paired.named_vars)
     assert joint not in plain.named_vars and {*names} <= set(plain.named_vars)
     rng = np.random.default_rng(0)
@@ -231,7 +233,7 @@ def test_set_data_swaps_values_and_skips_an_equal_swap(small_data, monkeypatch):
     not call ``pm.set_data`` (which re-evaluates every dim's length)."""
     import pymc as pm
 
-    model = LossModel(load_spec(law="looped_total"), small_data)
+    model = LossModel(make_plan(load_spec(law="looped_total"), small_data))
     frame = small_data.frame.copy()
     frame["loss"] = frame["loss"] * 1.01
     moved = bl.load(frame)

@@ -16,8 +16,9 @@ import numpy as np
 
 import bayeslaw as bl
 from bayeslaw.graph import LossModel
-from bayeslaw.priors import ModelSpec, available_specs
+from bayeslaw.plan import make_plan
 from bayeslaw.simulate import bundled_path, looped_sweep
+from bayeslaw.spec import ModelSpec, available_specs
 from tests.conftest import SMALL
 from tests.test_laws_more import synthetic
 
@@ -27,7 +28,7 @@ OUT = Path(__file__).with_name("logp_reference.json")
 
 def evaluate(spec: ModelSpec, frame, point: dict) -> tuple[float, dict[str, list]]:
     """logp and its gradient per value variable at ``point`` (unconstrained coordinates)."""
-    model = LossModel(spec, bl.load(frame)).model
+    model = LossModel(make_plan(spec, bl.load(frame))).model
     logp = model.compile_logp(mode=MODE)
     dlogp = model.compile_dlogp(mode=MODE)
     values = {k: np.asarray(v, float) for k, v in point.items()}
@@ -54,7 +55,7 @@ def main() -> None:
     out = {}
     for i, (entry, name, data) in enumerate(tables()):
         spec = bl.load_spec(name)
-        model = LossModel(spec, data).model
+        model = LossModel(make_plan(spec, data)).model
         rng = np.random.default_rng(100 + i)
         point = {k: (np.asarray(v, float) + rng.normal(0.0, 0.3, np.shape(v))).tolist()
                  for k, v in model.initial_point().items()}
