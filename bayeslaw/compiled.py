@@ -160,21 +160,8 @@ def _key_of(fn: Any) -> str | None:
 def _source(kind: str, names: list[str], all_names: list[str], ndims: dict[str, int],
             n: int, n_exp: int, dense: bool) -> str:
     """The generated core of one callback (``kind``: "logp" or "expand")."""
-    k = len(all_names)
-    offsets, at = {}, 2 * k
-    for name in all_names:
-        offsets[name] = at
-        at += ndims[name]
-    slots = at + 1  # the buffer's address last
-    if kind == "expand":
-        lines = [f"def bl_{kind}(dim, expanded, z_, out_, ud_):",
-                 f"    if dim != {n} or expanded != {n_exp}:",
-                 "        return -1"]
-    else:
-        lines = [f"def bl_{kind}(dim, z_, out_, logp_, ud_):",
-                 f"    if dim != {n}:",
-                 "        return -1"]
-    lines.append(f"    u = numba.carray(ud_, ({slots},), np.uint64)")
+    offsets, slots = _slots(all_names, ndims)
+    lines = [*_signature(kind, n, n_exp), f"    u = numba.carray(ud_, ({slots},), np.uint64)"]
     args = []
     for i, name in enumerate(names):
         j = all_names.index(name)
@@ -183,8 +170,40 @@ def _source(kind: str, names: list[str], all_names: list[str], ndims: dict[str, 
         lines.append(f"    s{i} = numba.carray(address_as_void_pointer(u[{j}]), {shape}, "
                      f"dtype_{i})")
         args.append(f"s{i}")
+    lines += _affine_map(n, dense, slots)
+    call = ", ".join(["x", *args])
+    lines += _expand_tail(n_exp, call) if kind == "expand" else _logp_tail(n, dense, call)
+    return "\n".join(lines) + "\n"
+
+
+def _slots(all_names: list[str], ndims: dict[str, int]) -> tuple[dict[str, int], int]:
+    """Where each shared array's shape starts in ``user_data``, and its number of slots.
+
+    ``user_data`` holds each array's address, then each one's size, then the shapes, then
+    the affine map's buffer's address (the last slot).
+    """
+    offsets, at = {}, 2 * len(all_names)
+    for name in all_names:
+        offsets[name] = at
+        at += ndims[name]
+    return offsets, at + 1
+
+
+def _signature(kind: str, n: int, n_exp: int) -> list[str]:
+    """The callback's ``def`` line and its check of the dimensions nutpie passes."""
+    if kind == "expand":
+        return [f"def bl_{kind}(dim, expanded, z_, out_, ud_):",
+                f"    if dim != {n} or expanded != {n_exp}:",
+                "        return -1"]
+    return [f"def bl_{kind}(dim, z_, out_, logp_, ud_):",
+            f"    if dim != {n}:",
+            "        return -1"]
+
+
+def _affine_map(n: int, dense: bool, slots: int) -> list[str]:
+    """Lines computing ``x = shift + L z`` from the buffer (``x = z`` when its flag is 0)."""
     size = 1 + n + (n * n if dense else n)
-    lines += [
+    lines = [
         f"    buf = numba.carray(address_as_void_pointer(u[{slots - 1}]), ({size},), np.float64)",
         f"    z = numba.carray(z_, ({n},))",
         f"    x = np.empty({n})",
@@ -194,26 +213,30 @@ def _source(kind: str, names: list[str], all_names: list[str], ndims: dict[str, 
         f"        for i in range({n}):",
     ]
     if dense:
-        lines += ["            acc = buf[1 + i]",
-                  "            for j in range(i + 1):",
-                  f"                acc += buf[{n + 1} + i * {n} + j] * z[j]",
-                  "            x[i] = acc"]
-    else:
-        lines += [f"            x[i] = buf[1 + i] + buf[{n + 1} + i] * z[i]"]
-    call = ", ".join(["x", *args])
-    if kind == "expand":
-        lines += [f"    out = numba.carray(out_, ({n_exp},))",
-                  f"    (values,) = inner({call})",
-                  "    out[...] = values",
-                  "    return 0"]
-        return "\n".join(lines) + "\n"
-    lines += [f"    lp, gx = inner({call})",
-              f"    out = numba.carray(out_, ({n},))",
-              "    if buf[0] == 0.0:",
-              "        out[:] = gx",
-              "    else:",
-              f"        for j in range({n}):",  # grad_z = L^T grad_x
-              ]
+        return lines + ["            acc = buf[1 + i]",
+                        "            for j in range(i + 1):",
+                        f"                acc += buf[{n + 1} + i * {n} + j] * z[j]",
+                        "            x[i] = acc"]
+    return lines + [f"            x[i] = buf[1 + i] + buf[{n + 1} + i] * z[i]"]
+
+
+def _expand_tail(n_exp: int, call: str) -> list[str]:
+    """The expansion callback's call and copy of the draws' values."""
+    return [f"    out = numba.carray(out_, ({n_exp},))",
+            f"    (values,) = inner({call})",
+            "    out[...] = values",
+            "    return 0"]
+
+
+def _logp_tail(n: int, dense: bool, call: str) -> list[str]:
+    """The density callback's call, gradient ``L^T grad_x`` and finiteness checks."""
+    lines = [f"    lp, gx = inner({call})",
+             f"    out = numba.carray(out_, ({n},))",
+             "    if buf[0] == 0.0:",
+             "        out[:] = gx",
+             "    else:",
+             f"        for j in range({n}):",  # grad_z = L^T grad_x
+             ]
     if dense:
         lines += ["            acc = 0.0",
                   f"            for i in range(j, {n}):",
@@ -221,14 +244,13 @@ def _source(kind: str, names: list[str], all_names: list[str], ndims: dict[str, 
                   "            out[j] = acc"]
     else:
         lines += [f"            out[j] = buf[{n + 1} + j] * gx[j]"]
-    lines += ["    lpo = numba.carray(logp_, ())",
-              "    lpo[()] = lp",
-              "    if not np.all(np.isfinite(out)):",
-              "        return 3",
-              "    if not np.isfinite(lp):",
-              "        return 4",
-              "    return 0"]
-    return "\n".join(lines) + "\n"
+    return lines + ["    lpo = numba.carray(logp_, ())",
+                    "    lpo[()] = lp",
+                    "    if not np.all(np.isfinite(out)):",
+                    "        return 3",
+                    "    if not np.isfinite(lp):",
+                    "        return 4",
+                    "    return 0"]
 
 
 def _callback(kind: str, inner: Any, names: list[str], all_names: list[str],
@@ -271,8 +293,6 @@ def compile_model(model: Any) -> Density:
         _make_functions,
         _prepare_dims_and_coords,
         _wrap_with_lock,
-        make_user_data,
-        update_user_data,
     )
     from pymc.initial_point import make_initial_point_fn
 
@@ -283,29 +303,13 @@ def compile_model(model: Any) -> Density:
     n, n_exp, logp_pt, expand_pt, initial_point_fn, shape_info = _make_functions(
         model, mode="NUMBA", compute_grad=True, join_expanded=True,
         pymc_initial_point_fn=point_fn, var_names=None)
-    shared: dict[str, np.ndarray] = {}
-    shared_vars: dict[str, Any] = {}
-    for var in [*logp_pt.get_shared(), *expand_pt.get_shared()]:
-        if var.name in shared and shared_vars[var.name] is not var:
-            raise ValueError(f"shared variables must have unique names: {var.name}")
-        shared[var.name] = np.array(var.get_value(), order="C", copy=True)
-        shared_vars[var.name] = var
-    for value in shared.values():
-        value.flags.writeable = False
+    shared, shared_vars = _shared_data([*logp_pt.get_shared(), *expand_pt.get_shared()])
     all_names = list(shared_vars)
     from . import warmstart
 
     dense = n <= warmstart.DENSE_MAX_DIM
     buffer = np.zeros(1 + n + (n * n if dense else n))
-    base = make_user_data(shared_vars, shared).dtype
-    record = np.dtype([*[(f, base.fields[f][0]) for f in base.names],
-                       ("bayeslaw_buffer", np.uintp)])
-    user_data = np.zeros((), dtype=record)
-    user_data["bayeslaw_buffer"] = buffer.ctypes.data
-    user_data = update_user_data(user_data, shared)  # nutpie's own, as its with_data does
-    if record.itemsize != 8 * (2 * len(all_names) + sum(v.ndim for v in shared.values()) + 1):
-        raise RuntimeError("nutpie's user_data layout is not the one bayeslaw.compiled reads; "
-                           "check the nutpie version against pyproject.toml")
+    user_data = _user_data(shared_vars, shared, buffer)
 
     logp = _callback("logp", logp_pt.vm.jit_fn, [v.name for v in logp_pt.get_shared()],
                      all_names, shared, n, n_exp, dense)
@@ -321,3 +325,39 @@ def compile_model(model: Any) -> Density:
         n_expanded=n_exp, shape_info=shape_info, logp_func=logp_pt, expand_func=expand_pt)
     return Density(compiled, buffer, dense)
 
+
+def _shared_data(variables: list[Any]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Read-only copies of the shared variables' values, and the variables, by name."""
+    shared: dict[str, np.ndarray] = {}
+    shared_vars: dict[str, Any] = {}
+    for var in variables:
+        if var.name in shared and shared_vars[var.name] is not var:
+            raise ValueError(f"shared variables must have unique names: {var.name}")
+        shared[var.name] = np.array(var.get_value(), order="C", copy=True)
+        shared_vars[var.name] = var
+    for value in shared.values():
+        value.flags.writeable = False
+    return shared, shared_vars
+
+
+def _user_data(shared_vars: dict[str, Any], shared: dict[str, np.ndarray],
+               buffer: np.ndarray) -> np.ndarray:
+    """The ``user_data`` record (nutpie's) of the shared data, plus the address of ``buffer``.
+
+    Raises
+    ------
+    RuntimeError
+        If nutpie's record is not laid out as the generated callbacks read it.
+    """
+    from nutpie.compile_pymc import make_user_data, update_user_data
+
+    base = make_user_data(shared_vars, shared).dtype
+    record = np.dtype([*[(f, base.fields[f][0]) for f in base.names],
+                       ("bayeslaw_buffer", np.uintp)])
+    user_data = np.zeros((), dtype=record)
+    user_data["bayeslaw_buffer"] = buffer.ctypes.data
+    user_data = update_user_data(user_data, shared)  # nutpie's own, as its with_data does
+    if record.itemsize != 8 * (2 * len(shared) + sum(v.ndim for v in shared.values()) + 1):
+        raise RuntimeError("nutpie's user_data layout is not the one bayeslaw.compiled reads; "
+                           "check the nutpie version against pyproject.toml")
+    return user_data

@@ -18,14 +18,16 @@ import pandas as pd
 
 from . import constants as C
 from .errors import DataError
+from .validation import (
+    NONNEGATIVE,
+    NUMERIC,
+    check_columns,
+    check_runs,
+    check_signs,
+    name_runs,
+    numeric_column,
+)
 
-_NUMERIC = (C.N, C.D, C.T_M, C.P, C.N_ONCE, C.N_REC, C.HORIZON, C.LOSS)
-#: Columns that must be positive; the parameter counts ``N_once`` and ``N_rec`` may be 0
-#: (a fully recurrent or a non-recurrent model) but not both.
-_POSITIVE = (C.N, C.D, C.T_M, C.P, C.HORIZON, C.LOSS)
-_NONNEGATIVE = (C.N_ONCE, C.N_REC)
-#: Run-level covariates: one value per run.
-_RUN_LEVEL = (C.N_ONCE, C.N_REC, C.N, C.T_M, C.P, C.HORIZON)
 #: Minimum distinct levels for a covariate whose term has its own exponent: with two
 #: levels, scale, exponent and E are not jointly identified.
 MIN_LEVELS = 3
@@ -284,108 +286,59 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
     frame, where, digest = read_table(source)
     notes: list[str] = []
     if columns:
-        absent = [k for k in columns if k not in frame.columns]
-        if absent:
-            raise DataError(f"column mapping names {absent}, not in {where}; columns are "
-                            f"{list(frame.columns)}")
-        frame = frame.rename(columns=dict(columns))
-        notes.append(f"columns renamed {dict(columns)}")
-    # a table of final losses (one row per run) needs no D: laws without a data term fit it
-    final = C.RUN not in frame.columns or not frame[C.RUN].duplicated().any()
-    # N, the total parameter count, follows from a split into unshared and recurrent ones
-    split = {C.N_ONCE, C.N_REC} <= set(frame.columns)
-    missing = [c for c in C.REQUIRED_COLUMNS
-               if c not in frame.columns and not (c == C.D and final)
-               and not (c == C.N and split)]
-    if missing:
-        raise DataError(
-            f"{where} lacks column(s) {missing}; it has {list(frame.columns)}. Rename yours "
-            "with a mapping (Python: columns={'tokens': 'D'}; CLI: --column tokens=D)")
-    if frame.columns.duplicated().any():
-        dup = frame.columns[frame.columns.duplicated()].tolist()
-        raise DataError(f"{where} has duplicate column name(s) {dup}")
-    if len(frame) == 0:
-        raise DataError(f"{where} has no rows")
-    for col in (c for c in _NUMERIC if c in frame.columns):
-        frame[col] = _numeric(frame[col], col, where)
-    has_D = C.D in frame.columns
-    if not has_D and (tokens_per_step is not None or min_D is not None):
+        frame = _renamed(frame, columns, where, notes)
+    check_columns(frame, where)
+    for col in (c for c in NUMERIC if c in frame.columns):
+        frame[col] = numeric_column(frame[col], col, where)
+    _scale_tokens(frame, where, tokens_per_step, min_D, notes)
+    check_signs(frame, where)
+    if set(NONNEGATIVE) <= set(frame.columns) and C.N not in frame.columns:
+        frame[C.N] = frame[C.N_ONCE] + frame[C.N_REC]
+        notes.append("N = N_once + N_rec (total parameters)")
+    has_runs = name_runs(frame, where)
+    check_runs(frame, where)
+    if min_D is not None:
+        frame = _without_warmup(frame, min_D, notes)
+    return LossData(_ordered(frame).reset_index(drop=True), where, digest, has_runs,
+                    tuple(notes))
+
+
+def _renamed(frame: pd.DataFrame, columns: Mapping[str, str], where: str,
+             notes: list[str]) -> pd.DataFrame:
+    """``frame`` with its columns renamed by ``columns`` (each of which it must have)."""
+    absent = [k for k in columns if k not in frame.columns]
+    if absent:
+        raise DataError(f"column mapping names {absent}, not in {where}; columns are "
+                        f"{list(frame.columns)}")
+    notes.append(f"columns renamed {dict(columns)}")
+    return frame.rename(columns=dict(columns))
+
+
+def _scale_tokens(frame: pd.DataFrame, where: str, tokens_per_step: float | None,
+                  min_D: float | None, notes: list[str]) -> None:
+    """Multiply ``D`` by ``tokens_per_step`` in place; both options need a ``D`` column."""
+    if C.D not in frame.columns and (tokens_per_step is not None or min_D is not None):
         raise DataError(f"{where} has no column 'D': tokens_per_step and min_D need one")
     if tokens_per_step is not None:
         if not tokens_per_step > 0:
             raise DataError(f"tokens_per_step must be positive, got {tokens_per_step}")
         frame[C.D] = frame[C.D] * float(tokens_per_step)
         notes.append(f"D multiplied by tokens_per_step={tokens_per_step:g}")
-    for col in (c for c in _POSITIVE + _NONNEGATIVE if c in frame.columns):
-        bad = (frame[col] <= 0) if col in _POSITIVE else (frame[col] < 0)
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            what = "positive" if col in _POSITIVE else "zero or positive"
-            raise DataError(f"column {col!r} must be {what}; row {row + 1} of {where} has "
-                            f"{float(frame[col].iloc[row]):g}")
-    if set(_NONNEGATIVE) <= set(frame.columns):
-        empty = (frame[C.N_ONCE] + frame[C.N_REC] <= 0).to_numpy()
-        if empty.any():
-            row = int(np.flatnonzero(empty)[0])
-            raise DataError(f"columns 'N_once' and 'N_rec' are both 0 in row {row + 1} of "
-                            f"{where}: a model needs some parameters")
-        if C.N not in frame.columns:
-            frame[C.N] = frame[C.N_ONCE] + frame[C.N_REC]
-            notes.append("N = N_once + N_rec (total parameters)")
-    has_runs = C.RUN in frame.columns
-    if has_runs:
-        if frame[C.RUN].isna().any():
-            row = int(np.flatnonzero(frame[C.RUN].isna().to_numpy())[0])
-            raise DataError(f"column 'run' is empty in row {row + 1} of {where}; name every run")
-        frame[C.RUN] = frame[C.RUN].astype(str)
-    else:
-        frame[C.RUN] = [f"row{i + 1}" for i in range(len(frame))]
-    dup = frame.duplicated([C.RUN, C.D], keep=False) if has_D else None  # else: run unique
-    if dup is not None and dup.any():
-        row = int(np.flatnonzero(dup.to_numpy())[0])
-        raise DataError(f"run {frame[C.RUN].iloc[row]!r} has several rows with D = "
-                        f"{frame[C.D].iloc[row]:g} (first at row {row + 1} of {where}); "
-                        "keep one row per (run, D), e.g. average repeated evaluations")
-    for col in _RUN_LEVEL:
-        if col in frame.columns:
-            changing = frame.groupby(C.RUN, sort=False)[col].nunique() > 1
-            if changing.any():
-                run = changing[changing].index[0]
-                vals = [float(v) for v in sorted(frame.loc[frame[C.RUN] == run, col].unique())[:4]]
-                raise DataError(f"run {run!r} has several {col} values along its curve "
-                                f"({vals}); each run must have one {col}: split it into runs")
-    if has_D and C.HORIZON in frame.columns:
-        past = (frame[C.D] > frame[C.HORIZON] * (1 + 1e-9)).to_numpy()
-        if past.any():
-            row = int(np.flatnonzero(past)[0])
-            raise DataError(f"row {row + 1} of {where} has D = {frame[C.D].iloc[row]:g} past "
-                            f"its run's horizon {frame[C.HORIZON].iloc[row]:g}; 'horizon' is "
-                            "the run's planned tokens (where its learning-rate schedule ends)")
-    if min_D is not None:
-        keep = frame[C.D] >= float(min_D)
-        if not keep.any():
-            raise DataError(f"min_D={min_D:g} drops every row (largest D is "
-                            f"{frame[C.D].max():g})")
-        frame = frame.loc[keep]
-        notes.append(f"rows with D < {min_D:g} dropped (warm-up)")
-    if has_D:
+
+
+def _without_warmup(frame: pd.DataFrame, min_D: float, notes: list[str]) -> pd.DataFrame:
+    """The rows with ``D >= min_D`` (at least one must be left)."""
+    keep = frame[C.D] >= float(min_D)
+    if not keep.any():
+        raise DataError(f"min_D={min_D:g} drops every row (largest D is "
+                        f"{frame[C.D].max():g})")
+    notes.append(f"rows with D < {min_D:g} dropped (warm-up)")
+    return frame.loc[keep]
+
+
+def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows sorted by ``D`` within each run, runs in their first appearance in the input."""
+    if C.D in frame.columns:
         frame = frame.sort_values([C.RUN, C.D], kind="stable")
     order = pd.unique(frame[C.RUN])  # keep runs in first-appearance order of the input
-    frame = frame.set_index(C.RUN).loc[order].reset_index()
-    return LossData(frame.reset_index(drop=True), where, digest, has_runs, tuple(notes))
-
-
-def _numeric(col: pd.Series, name: str, where: str) -> pd.Series:
-    values = pd.to_numeric(col, errors="coerce")
-    bad = values.isna() & col.notna()
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DataError(f"column {name!r} must be numeric; row {row + 1} of {where} has "
-                        f"{col.iloc[row]!r}")
-    arr = values.to_numpy(dtype=float)
-    nonfinite = ~np.isfinite(arr)
-    if nonfinite.any():
-        row = int(np.flatnonzero(nonfinite)[0])
-        raise DataError(f"column {name!r} has a missing or infinite value ({col.iloc[row]!r}) "
-                        f"in row {row + 1} of {where}; drop or fill that row")
-    return values.astype(float)
+    return frame.set_index(C.RUN).loc[order].reset_index()

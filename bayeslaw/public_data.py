@@ -78,6 +78,21 @@ def load_misfitting(path: str | Path, *, final_only: bool = False,
     frame, where, _ = read_table(path)
     _require(frame, ["loss", "N", "D", "model", "current_steps", "total_steps",
                      "peak_lr", "sweep"], where)
+    tidy, note = _misfitting_runs(frame)
+    tidy, note = _misfitting_scope(tidy, note, min_portion, min_tokens)
+    if final_only:
+        tidy = tidy.loc[tidy.groupby(C.RUN)[C.D].idxmax()].reset_index(drop=True)
+        note += "; final checkpoint of each run only"
+    data = load(tidy)
+    return LossData(data.frame, str(path), _sha(path), True, (note,))
+
+
+def _misfitting_runs(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The misfitting checkpoints as tidy rows of runs with their horizon, and the note.
+
+    A run is one (model, total_steps, peak_lr, sweep); repeated (run, D) rows are averaged,
+    ``portion`` is D / horizon.
+    """
     run = (frame["model"].astype(str) + "_steps" + frame["total_steps"].astype(str) + "_lr"
            + frame["peak_lr"].astype(str) + "_" + frame["sweep"].astype(str))
     tidy = pd.DataFrame({C.RUN: run, C.N: frame["N"].astype(float),
@@ -98,6 +113,12 @@ def load_misfitting(path: str | Path, *, final_only: bool = False,
         tidy[C.HORIZON] = np.maximum(tidy[C.HORIZON], last)
         note += f"; {runs} run(s) with checkpoints past the planned steps: horizon = last D"
     tidy["portion"] = tidy[C.D] / tidy[C.HORIZON]
+    return tidy, note
+
+
+def _misfitting_scope(tidy: pd.DataFrame, note: str, min_portion: float,
+                      min_tokens: float) -> tuple[pd.DataFrame, str]:
+    """Drop the checkpoints before ``min_portion`` of their run and before ``min_tokens``."""
     if min_portion > 0:
         tidy = tidy.loc[tidy["portion"] >= min_portion].reset_index(drop=True)
         note += f"; checkpoints before {min_portion:g} of their run dropped"
@@ -109,11 +130,7 @@ def load_misfitting(path: str | Path, *, final_only: bool = False,
         tidy = tidy.loc[tidy[C.D] >= min_tokens].reset_index(drop=True)
         note += (f"; checkpoints before {min_tokens:g} tokens dropped "
                  f"({runs - tidy[C.RUN].nunique()} shorter run(s) dropped whole)")
-    if final_only:
-        tidy = tidy.loc[tidy.groupby(C.RUN)[C.D].idxmax()].reset_index(drop=True)
-        note += "; final checkpoint of each run only"
-    data = load(tidy)
-    return LossData(data.frame, str(path), _sha(path), True, (note,))
+    return tidy, note
 
 
 def load_parscale(path: str | Path, dataset: str | None = None) -> LossData:

@@ -1,0 +1,212 @@
+r"""The loss laws as pure functions, written once against a math namespace ``xp``.
+
+``xp`` is ``numpy`` or ``pytensor.tensor``, so the same code evaluates posterior draws in
+numpy and builds the PyMC graph; :mod:`bayeslaw.laws` registers each function with its
+parameters.  Laws are written in a *centered* parameterization: each power-law term is
+expressed as its loss contribution at a reference point,
+
+.. math::
+
+    \frac{A}{(N + t_1)^{\alpha}} = a \left(\frac{N + t_1}{N_{ref}}\right)^{-\alpha},
+    \qquad A = a N_{ref}^{\alpha},
+
+which decorrelates scale and exponent and lets NUTS mix (the textbook ``A``,
+``alpha`` pair on raw ``N`` gave R-hat 1.1-1.8, measured at ad5077f, not saved).  The
+textbook coefficients ``A``, ``B``, ``C`` are available as derived quantities
+(:meth:`bayeslaw.laws.Law.natural`).  A term of several covariates is centered at a reference
+value of its effective size: ParScale's ``N (k ln P + 1)`` and the iso-depth
+``N_once + T_m^phi N_rec`` are both compared with ``N_ref``
+(:attr:`bayeslaw.laws.Law.reference_keys`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+
+def _power_term(xp: Any, x: Any, offset: Any, ref: float, scale: Any, exponent: Any) -> Any:
+    """``scale * ((x + offset) / ref) ** -exponent`` written with exp/log (stable in graphs)."""
+    return scale * xp.exp(-exponent * xp.log((x + offset) / ref))
+
+
+def _size_and_data(xp: Any, size: Any, D: Any, theta: Mapping[str, Any],
+                   ref: Mapping[str, float]) -> Any:
+    """``E + a(size/N_ref)^-alpha + b(D/D_ref)^-beta``: a size term and Chinchilla's D term."""
+    return (
+        theta["E"]
+        + _power_term(xp, size, 0.0, ref["N"], theta["a"], theta["alpha"])
+        + _power_term(xp, D, 0.0, ref["D"], theta["b"], theta["beta"])
+    )
+
+
+def looped_total(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                 ref: Mapping[str, float]) -> Any:
+    r"""Total loss of a looped LM (Ouro, arXiv 2510.25741, appendix D).
+
+    .. math::
+
+        L(N, D, T_m) = E + \frac{A}{(N + t_1)^{\alpha}} + \frac{B}{(D + t_2)^{\beta}}
+                         + \frac{C}{(T_m + t_3)^{\gamma}}
+
+    evaluated as ``E + a((N+t1)/N_ref)^-alpha + b((D+t2)/D_ref)^-beta
+    + c((T_m+t3)/T_ref)^-gamma``.
+    """
+    return (
+        theta["E"]
+        + _power_term(xp, cov["N"], theta["t1"], ref["N"], theta["a"], theta["alpha"])
+        + _power_term(xp, cov["D"], theta["t2"], ref["D"], theta["b"], theta["beta"])
+        + _power_term(xp, cov["T_m"], theta["t3"], ref["T_m"], theta["c"], theta["gamma"])
+    )
+
+
+def chinchilla(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+               ref: Mapping[str, float]) -> Any:
+    r"""Chinchilla law (Hoffmann et al. 2022, approach 3).
+
+    .. math::
+
+        L(N, D) = E + \frac{A}{N^{\alpha}} + \frac{B}{D^{\beta}}
+
+    evaluated as ``E + a(N/N_ref)^-alpha + b(D/D_ref)^-beta``.
+    """
+    return _size_and_data(xp, cov["N"], cov["D"], theta, ref)
+
+
+def cosine_progress(xp: Any, D: Any, horizon: Any) -> Any:
+    """How far a cosine schedule has annealed at ``D`` of ``horizon`` tokens: 0 to 1.
+
+    ``(1 - cos(pi p)) / 2`` with ``p = min(D / horizon, 1)``, the drop of a cosine learning
+    rate from its peak as a share of its whole drop (warm-up ignored).
+    """
+    p = xp.minimum(D / horizon, 1.0)
+    return 0.5 * (1.0 - xp.cos(np.pi * p))
+
+
+def chinchilla_anneal(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                      ref: Mapping[str, float]) -> Any:
+    r"""Chinchilla law on the curve of a run with a cosine learning-rate schedule.
+
+    .. math::
+
+        L(N, D, H) = E + \frac{A}{N^{\alpha}} + \frac{B}{D^{\beta}}
+                       - C\,\frac{1 - \cos(\pi D / H)}{2}
+
+    ``H`` (the column ``horizon``) is the run's planned tokens, where its cosine schedule
+    ends.  The last term is the loss the schedule's anneal removes: zero at the start, ``C``
+    at the horizon.  It is the annealing-area term of Tissue et al. 2024 ("Scaling law with
+    learning rate annealing", arXiv 2408.11029) without its momentum, and lets the curve of
+    a run bend below the power law as its learning rate falls.  A run trained to ``D``
+    (``H = D``) has lost all ``C``: its final loss is ``E - C + A/N^alpha + B/D^beta``.
+    Evaluated as ``E + a(N/N_ref)^-alpha + b(D/D_ref)^-beta - c (1 - cos(pi D/H))/2``.
+    """
+    return (chinchilla(xp, cov, theta, ref)
+            - theta["c"] * cosine_progress(xp, cov["D"], cov["horizon"]))
+
+
+def _streams_size(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any]) -> Any:
+    """ParScale's effective size ``N (k ln P + 1)``."""
+    return cov["N"] * (theta["k"] * xp.log(cov["P"]) + 1.0)
+
+
+def parallel_streams(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                     ref: Mapping[str, float]) -> Any:
+    r"""Parallel-scaling law (ParScale, Chen et al. 2025, arXiv 2505.10475).
+
+    .. math::
+
+        L(N, P) = E + \left(\frac{A}{N (k \ln P + 1)}\right)^{\alpha}
+
+    with ``P`` parallel streams sharing (almost) all ``N`` parameters: ``P`` streams act as
+    ``k ln P + 1`` times as many parameters.  Evaluated as
+    ``E + a(N (k ln P + 1) / N_ref)^-alpha``, so ``A = N_ref a^(1/alpha)``.
+    """
+    return theta["E"] + _power_term(xp, _streams_size(xp, cov, theta), 0.0, ref["N"],
+                                    theta["a"], theta["alpha"])
+
+
+def parallel_streams_data(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                          ref: Mapping[str, float]) -> Any:
+    r"""Parallel-scaling law with a data term (ParScale's effective size, Chinchilla's D term).
+
+    .. math::
+
+        L(N, P, D) = E + \left(\frac{A}{N (k \ln P + 1)}\right)^{\alpha}
+                       + \frac{B}{D^{\beta}}
+
+    evaluated as ``E + a(N (k ln P + 1) / N_ref)^-alpha + b(D/D_ref)^-beta``.
+    """
+    return (parallel_streams(xp, cov, theta, ref)
+            + _power_term(xp, cov["D"], 0.0, ref["D"], theta["b"], theta["beta"]))
+
+
+def looped_streams(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                   ref: Mapping[str, float]) -> Any:
+    r"""A looped-style law for parallel streams: a separate power-law term in ``P``.
+
+    .. math::
+
+        L(N, P) = E + \frac{A}{N^{\alpha}} + \frac{C}{P^{\gamma}}
+
+    The alternative to :func:`parallel_streams` in which ``P`` plays the role ``T_m`` plays
+    in :func:`looped_total` (an additive ``C/P^gamma`` term instead of a larger effective
+    size).  Evaluated as ``E + a(N/N_ref)^-alpha + c(P/P_ref)^-gamma``.
+    """
+    return (
+        theta["E"]
+        + _power_term(xp, cov["N"], 0.0, ref["N"], theta["a"], theta["alpha"])
+        + _power_term(xp, cov["P"], 0.0, ref["P"], theta["c"], theta["gamma"])
+    )
+
+
+def size_only(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+              ref: Mapping[str, float]) -> Any:
+    r"""Chinchilla at a fixed token budget: only model size matters.
+
+    .. math::
+
+        L(N) = E + \frac{A}{N^{\alpha}}
+
+    The null model of a sweep of final losses at one ``D`` (the data term is a constant,
+    absorbed by ``E``) in which any other column (parallel streams ``P``, depth ``T_m``) is
+    ignored.  Evaluated as ``E + a(N/N_ref)^-alpha``.
+    """
+    return theta["E"] + _power_term(xp, cov["N"], 0.0, ref["N"], theta["a"], theta["alpha"])
+
+
+def iso_depth(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+              ref: Mapping[str, float]) -> Any:
+    r"""Looped LM with unshared and recurrent (shared) parameters.
+
+    .. math::
+
+        L(N_{once}, N_{rec}, r, D) = E + \frac{A}{(N_{once} + r^{\phi} N_{rec})^{\alpha}}
+                                       + \frac{B}{D^{\beta}}
+
+    ``N_once`` parameters are applied once per token, the ``N_rec`` recurrent ones ``r``
+    times (``r`` is the column ``T_m``); ``phi`` in (0, 1] says what a reuse is worth
+    (``phi = 1``: as much as fresh parameters, ``phi = 0``: nothing).  Evaluated as
+    ``E + a((N_once + T_m^phi N_rec) / N_ref)^-alpha + b(D/D_ref)^-beta``, with ``N_ref`` the
+    reference *effective* size.  With ``N_once = 0`` and ``N_rec = N`` it is
+    :func:`iso_depth_eff`.
+    """
+    size = cov["N_once"] + cov["N_rec"] * xp.exp(theta["phi"] * xp.log(cov["T_m"]))
+    return _size_and_data(xp, size, cov["D"], theta, ref)
+
+
+def iso_depth_eff(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                  ref: Mapping[str, float]) -> Any:
+    r"""The iso-depth law on tables with only a total ``N`` (every parameter recurrent).
+
+    .. math::
+
+        L(N, T_m, D) = E + \frac{A}{(N\, T_m^{\phi})^{\alpha}} + \frac{B}{D^{\beta}}
+
+    :func:`iso_depth` with ``N_once = 0`` and ``N_rec = N``: applying ``N`` parameters
+    ``T_m`` times is worth ``T_m^phi N`` parameters.  Evaluated as
+    ``E + a(N T_m^phi / N_ref)^-alpha + b(D/D_ref)^-beta``.
+    """
+    size = cov["N"] * xp.exp(theta["phi"] * xp.log(cov["T_m"]))
+    return _size_and_data(xp, size, cov["D"], theta, ref)

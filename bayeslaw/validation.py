@@ -1,0 +1,122 @@
+"""The checks :func:`bayeslaw.data.load` makes of a loss table, each naming what is wrong.
+
+Every problem raises :class:`~bayeslaw.errors.DataError` naming the column, the row
+(1-based, as in the file, header excluded) or the value, and how to fix it.  ``where`` in
+every function is the table's origin (a path or ``"<DataFrame>"``) for the messages.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import constants as C
+from .errors import DataError
+
+#: Columns converted to float (and checked finite) where present.
+NUMERIC = (C.N, C.D, C.T_M, C.P, C.N_ONCE, C.N_REC, C.HORIZON, C.LOSS)
+#: Columns that must be positive; the parameter counts ``N_once`` and ``N_rec`` may be 0
+#: (a fully recurrent or a non-recurrent model) but not both.
+POSITIVE = (C.N, C.D, C.T_M, C.P, C.HORIZON, C.LOSS)
+NONNEGATIVE = (C.N_ONCE, C.N_REC)
+#: Run-level covariates: one value per run.
+RUN_LEVEL = (C.N_ONCE, C.N_REC, C.N, C.T_M, C.P, C.HORIZON)
+
+
+def check_columns(frame: pd.DataFrame, where: str) -> None:
+    """The required columns are there, no name is repeated and there are rows.
+
+    ``D`` may be absent from a table of final losses (no run repeated) and ``N`` when both
+    ``N_once`` and ``N_rec`` are given.
+    """
+    # a table of final losses (one row per run) needs no D: laws without a data term fit it
+    final = C.RUN not in frame.columns or not frame[C.RUN].duplicated().any()
+    # N, the total parameter count, follows from a split into unshared and recurrent ones
+    split = {C.N_ONCE, C.N_REC} <= set(frame.columns)
+    missing = [c for c in C.REQUIRED_COLUMNS
+               if c not in frame.columns and not (c == C.D and final)
+               and not (c == C.N and split)]
+    if missing:
+        raise DataError(
+            f"{where} lacks column(s) {missing}; it has {list(frame.columns)}. Rename yours "
+            "with a mapping (Python: columns={'tokens': 'D'}; CLI: --column tokens=D)")
+    if frame.columns.duplicated().any():
+        dup = frame.columns[frame.columns.duplicated()].tolist()
+        raise DataError(f"{where} has duplicate column name(s) {dup}")
+    if len(frame) == 0:
+        raise DataError(f"{where} has no rows")
+
+
+def numeric_column(col: pd.Series, name: str, where: str) -> pd.Series:
+    """Column ``name`` as floats; every value must be a finite number."""
+    values = pd.to_numeric(col, errors="coerce")
+    bad = values.isna() & col.notna()
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(f"column {name!r} must be numeric; row {row + 1} of {where} has "
+                        f"{col.iloc[row]!r}")
+    arr = values.to_numpy(dtype=float)
+    nonfinite = ~np.isfinite(arr)
+    if nonfinite.any():
+        row = int(np.flatnonzero(nonfinite)[0])
+        raise DataError(f"column {name!r} has a missing or infinite value ({col.iloc[row]!r}) "
+                        f"in row {row + 1} of {where}; drop or fill that row")
+    return values.astype(float)
+
+
+def check_signs(frame: pd.DataFrame, where: str) -> None:
+    """:data:`POSITIVE` columns are positive, :data:`NONNEGATIVE` ones not negative nor both 0."""
+    for col in (c for c in POSITIVE + NONNEGATIVE if c in frame.columns):
+        bad = (frame[col] <= 0) if col in POSITIVE else (frame[col] < 0)
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            what = "positive" if col in POSITIVE else "zero or positive"
+            raise DataError(f"column {col!r} must be {what}; row {row + 1} of {where} has "
+                            f"{float(frame[col].iloc[row]):g}")
+    if set(NONNEGATIVE) <= set(frame.columns):
+        empty = (frame[C.N_ONCE] + frame[C.N_REC] <= 0).to_numpy()
+        if empty.any():
+            row = int(np.flatnonzero(empty)[0])
+            raise DataError(f"columns 'N_once' and 'N_rec' are both 0 in row {row + 1} of "
+                            f"{where}: a model needs some parameters")
+
+
+def name_runs(frame: pd.DataFrame, where: str) -> bool:
+    """Make the ``run`` column strings (every run named), or name each row a run; in place.
+
+    Returns whether the table had a ``run`` column.
+    """
+    if C.RUN not in frame.columns:
+        frame[C.RUN] = [f"row{i + 1}" for i in range(len(frame))]
+        return False
+    if frame[C.RUN].isna().any():
+        row = int(np.flatnonzero(frame[C.RUN].isna().to_numpy())[0])
+        raise DataError(f"column 'run' is empty in row {row + 1} of {where}; name every run")
+    frame[C.RUN] = frame[C.RUN].astype(str)
+    return True
+
+
+def check_runs(frame: pd.DataFrame, where: str) -> None:
+    """One row per (run, D), one value per run of each run-level column, none past a horizon."""
+    has_D = C.D in frame.columns
+    dup = frame.duplicated([C.RUN, C.D], keep=False) if has_D else None  # else: run unique
+    if dup is not None and dup.any():
+        row = int(np.flatnonzero(dup.to_numpy())[0])
+        raise DataError(f"run {frame[C.RUN].iloc[row]!r} has several rows with D = "
+                        f"{frame[C.D].iloc[row]:g} (first at row {row + 1} of {where}); "
+                        "keep one row per (run, D), e.g. average repeated evaluations")
+    for col in RUN_LEVEL:
+        if col in frame.columns:
+            changing = frame.groupby(C.RUN, sort=False)[col].nunique() > 1
+            if changing.any():
+                run = changing[changing].index[0]
+                vals = [float(v) for v in sorted(frame.loc[frame[C.RUN] == run, col].unique())[:4]]
+                raise DataError(f"run {run!r} has several {col} values along its curve "
+                                f"({vals}); each run must have one {col}: split it into runs")
+    if has_D and C.HORIZON in frame.columns:
+        past = (frame[C.D] > frame[C.HORIZON] * (1 + 1e-9)).to_numpy()
+        if past.any():
+            row = int(np.flatnonzero(past)[0])
+            raise DataError(f"row {row + 1} of {where} has D = {frame[C.D].iloc[row]:g} past "
+                            f"its run's horizon {frame[C.HORIZON].iloc[row]:g}; 'horizon' is "
+                            "the run's planned tokens (where its learning-rate schedule ends)")
