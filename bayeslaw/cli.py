@@ -12,9 +12,15 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import constants as C
+from .arguments import build_parser
 from .errors import BayeslawError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .prediction import Prediction
+    from .result import Fit
 
 EXIT_USER_ERROR = 2
 EXIT_NOT_CONVERGED = 3
@@ -45,144 +51,6 @@ def _mapping(pairs: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _add_sampler_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("sampling")
-    g.add_argument("--draws", type=int, help="posterior draws per chain (spec default 1000)")
-    g.add_argument("--tune", type=int, help="tuning steps per chain (spec default 1000)")
-    g.add_argument("--chains", type=int, help="number of chains (spec default 4)")
-    g.add_argument("--seed", type=int, default=C.DEFAULT_SEED, help="random seed")
-    g.add_argument("--backend", choices=("nutpie", "pymc"), help="NUTS implementation")
-    g.add_argument("--strict", action="store_true",
-                   help="exit non-zero (3) when convergence diagnostics fail")
-    g.add_argument("--no-progress", action="store_true",
-                   help="hide the progress bar (shown by default when stderr is a terminal, "
-                        "not in CI)")
-
-
-def _add_data_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("data")
-    g.add_argument("--column", action="append", default=[], metavar="OLD=NEW",
-                   help="rename an input column, e.g. --column step=D (repeatable)")
-    g.add_argument("--tokens-per-step", type=float, help="multiply D by this factor")
-    g.add_argument("--min-D", type=float, help="drop points with fewer tokens (warm-up)")
-    g.add_argument("--thin", type=int, metavar="K",
-                   help="keep at most K points per run, log-spaced in D (last point kept)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``bayeslaw`` command."""
-    parser = argparse.ArgumentParser(
-        prog="bayeslaw",
-        description="Bayesian forecasting of language-model training loss: fit a loss law to "
-                    "a sweep, forecast with credible bands, backtest on held-out data.")
-    parser.add_argument("--version", action="version", version=f"bayeslaw {C.VERSION}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("fit", help="fit a loss law to a sweep and write table, figure, fit")
-    p.add_argument("data", nargs="?", help="CSV/Parquet table (default: bundled sweep)")
-    p.add_argument("--law", help="law name (default from the columns: iso_depth with N_once "
-                                 "and N_rec, parallel_streams(_data) with P, looped_total "
-                                 "with T_m, else chinchilla)")
-    p.add_argument("--spec", help="TOML spec file or shipped spec name")
-    p.add_argument("--out", default="bayeslaw-out", help="output folder")
-    p.add_argument("--xscale", choices=("log", "linear"), default="log",
-                   help="token axis of the grid figures (default log; linear as in the Ouro "
-                        "paper's figures)")
-    p.add_argument("--method", choices=("nuts", "laplace", "pathfinder"), default="nuts",
-                   help="nuts (default) samples the posterior; laplace or pathfinder draw "
-                        "from an approximation for a first look in seconds (labelled "
-                        "approximate; bayeslaw check refuses it)")
-    _add_data_args(p)
-    _add_sampler_args(p)
-
-    p = sub.add_parser("backtest", help="fit on part of the data, score held-out forecasts")
-    p.add_argument("data", nargs="?", help="CSV/Parquet table (default: bundled sweep)")
-    p.add_argument("--law", help="law name")
-    p.add_argument("--spec", help="TOML spec file or shipped spec name")
-    p.add_argument("--split", required=True,
-                   help="prefix:F | largest-N | largest-N:FRAC (the largest sizes covering "
-                        "at least FRAC of the runs) | level:COL=VALUE | kfold:K, or "
-                        "RUNS+prefix:F (the held-out runs keep their first F: e.g. "
-                        "kfold:5+prefix:0.5)")
-    p.add_argument("--no-baseline", action="store_true", help="skip the least-squares baseline")
-    p.add_argument("--n-boot", type=int, default=100, help="baseline bootstrap replicates")
-    p.add_argument("--recalibrate", nargs="?", const=True, default=False, metavar="SPLIT",
-                   help="also score bands recalibrated from an inner backtest on each training "
-                        "part: of the same split, or of SPLIT (one more fit per fold)")
-    p.add_argument("--out", default="bayeslaw-backtest", help="output folder")
-    _add_data_args(p)
-    _add_sampler_args(p)
-
-    p = sub.add_parser("predict", help="forecast the loss at new points or for a run")
-    p.add_argument("fit", help="saved fit (fit.nc)")
-    p.add_argument("--N", help="model sizes, comma-separated (a grid with --D, --T_m and --P "
-                               "as the law needs)")
-    p.add_argument("--D", help="tokens, comma-separated")
-    p.add_argument("--T_m", help="maximum recurrent steps, comma-separated")
-    p.add_argument("--P", help="parallel streams, comma-separated (laws with a P term)")
-    p.add_argument("--points", help="CSV with the law's columns (N, D, T_m, P, N_once, "
-                                    "horizon, ...) and group columns")
-    p.add_argument("--run", help="a fitted run: forecast its rest up to --D")
-    p.add_argument("--epistemic", action="store_true",
-                   help="band of the law's value (no observation noise)")
-    p.add_argument("--levels", default="0.5,0.9", help="band probabilities (default 0.5,0.9)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the predictive draws")
-    p.add_argument("--out", help="write CSV here instead of stdout")
-    g = p.add_argument_group("recalibration")
-    g.add_argument("--recalibrate", metavar="SPLIT",
-                   help="recalibrate the bands from an inner backtest of SPLIT on the fit's data "
-                        "(one more fit; e.g. kfold:5+prefix:0.5 for runs in progress)")
-    g.add_argument("--draws", type=int, help="the inner fit's draws per chain (spec default)")
-    g.add_argument("--tune", type=int, help="the inner fit's tuning steps (spec default)")
-    g.add_argument("--chains", type=int, help="the inner fit's chains (spec default)")
-
-    p = sub.add_parser("plot", help="redraw the grid figure of a saved fit, with forecasts")
-    p.add_argument("fit", help="saved fit (fit.nc)")
-    p.add_argument("--extend-to", type=float,
-                   help="forecast every curve up to this D (default, with no --add-N: twice "
-                        "the largest D)")
-    p.add_argument("--add-N", action="append", type=float, default=[],
-                   help="add a column of forecasts for this new model size (repeatable; "
-                        "default, with no --extend-to: the sweep's next N)")
-    p.add_argument("--no-forecast", action="store_true",
-                   help="draw the data's range only (no default forecast)")
-    p.add_argument("--xscale", choices=("log", "linear"), default="log",
-                   help="token axis (default log; linear as in the Ouro paper's figures)")
-    p.add_argument("--epistemic", action="store_true", help="bands of the law's value")
-    p.add_argument("--ylim", help="loss range shown, LOW,HIGH (zoom in on the bands)")
-    p.add_argument("--out", default="grid.png", help="figure file (.png or .svg)")
-
-    p = sub.add_parser("check", help="exit non-zero when a saved fit fails convergence or "
-                                     "its posterior predictive check (for CI)")
-    p.add_argument("fit", help="saved fit (fit.nc)")
-    g = p.add_argument_group("convergence thresholds")
-    g.add_argument("--max-rhat", type=float, default=C.MAX_RHAT, help="default %(default)s")
-    g.add_argument("--min-ess", type=float, default=C.MIN_ESS,
-                   help="bulk and tail ESS (default %(default)s)")
-    g.add_argument("--max-divergences", type=int, default=0, help="default %(default)s")
-    g.add_argument("--min-bfmi", type=float, default=C.MIN_BFMI, help="default %(default)s")
-    g = p.add_argument_group("posterior predictive check")
-    g.add_argument("--prob", type=float, default=0.9,
-                   help="band whose coverage of the observed points is checked (%(default)s)")
-    g.add_argument("--alpha", type=float, default=0.01,
-                   help="error rate of the coverage interval and p-value (%(default)s)")
-    g.add_argument("--tolerance", type=float, default=0.05,
-                   help="coverage accepted within prob +- tolerance (%(default)s)")
-    g.add_argument("--no-ppc", action="store_true", help="check convergence only")
-    g.add_argument("--seed", type=int, default=0, help="seed of the replicated data")
-
-    p = sub.add_parser("report", help="write an HTML and a Markdown report of saved fits")
-    p.add_argument("fits", nargs="+", metavar="FIT",
-                   help="saved fit(s) (fit.nc); several add a model comparison")
-    p.add_argument("--out", default="bayeslaw-report",
-                   help="output folder (report.html, report.md and its figures)")
-    p.add_argument("--title", help="document title")
-    p.add_argument("--budget", type=float,
-                   help="compute budget in FLOPs of the compute-optimal table (default ten "
-                        "times the largest run)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the predictive draws")
-    return parser
-
-
 def _load_data(args: argparse.Namespace):
     from .data import load
     from .simulate import bundled_path
@@ -202,24 +70,22 @@ def _floats(text: str | None, name: str) -> list[float] | None:
         raise BayeslawError(f"{name} takes comma-separated numbers, got {text!r}") from None
 
 
-#: Covariates ``bayeslaw predict`` takes as comma-separated grid axes.
-GRID_COLUMNS = (C.N, C.D, C.T_M, C.P)
+def _levels(text: str) -> list[float]:
+    """The band probabilities of ``--levels`` (at least one)."""
+    levels = _floats(text, "--levels")
+    if not levels:
+        raise BayeslawError(f"--levels takes comma-separated band probabilities (e.g. "
+                            f"0.5,0.9), got {text!r}")
+    return levels
 
 
-def cmd_predict(args: argparse.Namespace) -> int:
-    """``bayeslaw predict``: CSV of medians and bands to stdout or ``--out``."""
-    import itertools
-
-    import pandas as pd
-
-    from .derived import runs_end_at_D
-    from .files import atomic_write_text
+def _predictions(args: argparse.Namespace, result: Fit) -> Prediction:
+    """The forecast ``bayeslaw predict`` asks for: of a run, or at a grid or table of points."""
+    from .grids import GRID_COLUMNS, prediction_grid
     from .prediction import forecast_run, predict
-    from .result import Fit
 
-    result = Fit.load(args.fit)
     kind = "epistemic" if args.epistemic else "predictive"
-    probs = _floats(args.levels, "--levels")
+    probs = _levels(args.levels)
     modes = [m for m in ("points", "run", "N") if getattr(args, m)]
     if len(modes) != 1:
         raise BayeslawError("give exactly one of --points FILE, --run NAME or --N ... --D ...")
@@ -227,43 +93,36 @@ def cmd_predict(args: argparse.Namespace) -> int:
         target = _floats(args.D, "--D")
         if not target or len(target) != 1:
             raise BayeslawError("--run needs one target --D (tokens to forecast to)")
-        pred = forecast_run(result, args.run, target[0], kind=kind, probs=probs,
+        return forecast_run(result, args.run, target[0], kind=kind, probs=probs,
                             seed=args.seed)
-    else:
-        if args.points:
-            from .data import read_table
+    axes = {c: _floats(getattr(args, c), f"--{c}") for c in GRID_COLUMNS}
+    points = prediction_grid(result, points=args.points, **axes)
+    return predict(result, points, kind=kind, probs=probs, seed=args.seed)
 
-            points, _, _ = read_table(args.points)
-        else:
-            law = result.spec.law_obj
-            other = [c for c in law.covariates if c not in (*GRID_COLUMNS, C.HORIZON)]
-            if other:
-                raise BayeslawError(f"law {law.name!r} needs {', '.join(other)}: give the "
-                                    "points as a table with --points FILE")
-            axes = {c: _floats(getattr(args, c), f"--{c}") for c in GRID_COLUMNS}
-            for col, values in axes.items():
-                if col in law.covariates and not values:
-                    raise BayeslawError(f"law {law.name!r} needs --{col}"
-                                        + (" (tokens)" if col == C.D else ""))
-                if values and col not in law.covariates:
-                    raise BayeslawError(f"law {law.name!r} has no {col} term: drop --{col}")
-            cols = [c for c in GRID_COLUMNS if c in law.covariates]
-            points = pd.DataFrame(list(itertools.product(*(axes[c] for c in cols))),
-                                  columns=cols)
-            # a grid point is a run trained to D (a law's horizon, if it has one, is D)
-            points = runs_end_at_D(law, points)
-        pred = predict(result, points, kind=kind, probs=probs, seed=args.seed)
+
+def _recalibrated(args: argparse.Namespace, result: Fit, pred: Prediction) -> Prediction:
+    """``pred`` with its bands recalibrated from an inner backtest (``--recalibrate``)."""
+    from .backtesting import recalibration
+
+    if args.epistemic:
+        raise BayeslawError("--recalibrate maps predictive bands (learned from the PIT of "
+                            "held-out points): drop --epistemic")
+    rec = recalibration(result.data, result.spec, args.recalibrate, seed=args.seed,
+                        draws=args.draws, tune=args.tune, chains=args.chains)
+    print(f"recalibrated from {rec.split}: {len(rec.pit)} held-out points; inner fit "
+          f"R-hat {rec.max_rhat:.3f}, {rec.divergences} divergences", file=sys.stderr)
+    return rec.apply(pred)
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    """``bayeslaw predict``: CSV of medians and bands to stdout or ``--out``."""
+    from .files import atomic_write_text
+    from .result import Fit
+
+    result = Fit.load(args.fit)
+    pred = _predictions(args, result)
     if args.recalibrate:
-        if args.epistemic:
-            raise BayeslawError("--recalibrate maps predictive bands (learned from the PIT of "
-                                "held-out points): drop --epistemic")
-        from .backtesting import recalibration
-
-        rec = recalibration(result.data, result.spec, args.recalibrate, seed=args.seed,
-                            draws=args.draws, tune=args.tune, chains=args.chains)
-        pred = rec.apply(pred)
-        print(f"recalibrated from {rec.split}: {len(rec.pit)} held-out points; inner fit "
-              f"R-hat {rec.max_rhat:.3f}, {rec.divergences} divergences", file=sys.stderr)
+        pred = _recalibrated(args, result, pred)
     text = pred.table.to_csv(index=False, float_format="%.6g")
     if args.out:
         atomic_write_text(args.out, text)
@@ -273,11 +132,16 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_plot(args: argparse.Namespace) -> int:
-    """``bayeslaw plot``: the grid figure of a saved fit, optionally extended."""
+def _headless() -> None:
+    """Draw figures without a display (the Agg backend), as every command writes files."""
     import matplotlib
 
     matplotlib.use("Agg")
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    """``bayeslaw plot``: the grid figure of a saved fit, optionally extended."""
+    _headless()
     import matplotlib.pyplot as plt
 
     from .plots import plot_grid, save_figure
@@ -338,17 +202,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 def cmd_backtest(args: argparse.Namespace) -> int:
     """``bayeslaw backtest``: held-out scores of bayeslaw and the baseline, table + figure."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    from .backtest_outputs import score_summary, unconverged, write_backtest_outputs
     from .backtesting import backtest
-    from .files import atomic_write, atomic_write_text
-    from .plots import plot_backtest, save_figure
-    from .report_html import markdown_table
     from .spec import resolve_spec
 
+    _headless()
     data = _load_data(args)
     spec = resolve_spec(args.spec, law=args.law, columns=data.columns)
     # warnings reach the user as they come (a fold that did not converge, a training part
@@ -358,37 +216,12 @@ def cmd_backtest(args: argparse.Namespace) -> int:
                       recalibrate=args.recalibrate, draws=args.draws, tune=args.tune,
                       chains=args.chains, backend=args.backend)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    table = result.table
-    atomic_write(out / "backtest.csv", lambda tmp: table.to_csv(tmp, index=False))
-    notes = "".join(f"\n- {n}" for n in result.notes)
-    atomic_write_text(out / "backtest.md", "# Held-out forecast scores\n\nOnly held-out points "
-                      "are scored; `coverage_XX` is the share of them inside the XX% "
-                      "predictive band (a new observed loss: noise included), with its 95% "
-                      "Clopper-Pearson interval in `_low` / `_high`; `coverage_XX_epistemic` "
-                      "is the same for the band of the law's value alone (no noise). "
-                      "`n_curves` counts the held-out runs, `converged` whether every fit of "
-                      "the row passed its convergence thresholds.\n\n"
-                      + markdown_table(table.set_index("split"))
-                      + (f"\n\nNotes:{notes}\n" if notes else "\n"))
-    for name, forecast in result.forecasts.items():
-        if not name.endswith("/ baseline"):
-            slug = (name.replace(" / bayeslaw", "").replace(", ", "_").replace(":", "_")
-                    .replace("=", "_").replace(" ", "_"))
-            fig = plot_backtest(data, forecast, title=f"{name}: held-out forecasts")
-            try:
-                save_figure(fig, out / f"forecast_{slug}.png")
-            finally:
-                plt.close(fig)
-    cols = [c for c in ("split", "method", "n_curves", "n_test", "identified", "mape",
-                        "coverage_50", "coverage_90", "coverage_90_epistemic", "crps",
-                        "max_rhat", "divergences", "converged") if c in table.columns]
-    print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    write_backtest_outputs(data, result, out)
+    print(score_summary(result.table).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     for note in result.notes:
         print(f"note: {note}")
     print(f"wrote {out}")
-    fits = table[table["method"] != "baseline"]
-    failed = fits[~fits["converged"].astype(bool)] if "converged" in fits else fits.iloc[:0]
+    failed = unconverged(result.table)
     for _, row in failed.iterrows():
         print(f"warning: split {row['split']!r} ({row['method']}) did not converge: "
               f"{row['failures']}", file=sys.stderr)
@@ -401,6 +234,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .result import Fit
     from .testing import check_convergence, posterior_predictive_check
 
+    levels = [] if args.no_ppc else _levels(args.levels)
     fitted = Fit.load(args.fit)
     if fitted.approximate:
         raise BayeslawError(
@@ -410,13 +244,14 @@ def cmd_check(args: argparse.Namespace) -> int:
             "posterior; refit with `bayeslaw fit --method nuts` and check that")
     thresholds = Thresholds(max_rhat=args.max_rhat, min_ess=args.min_ess,
                             max_divergences=args.max_divergences, min_bfmi=args.min_bfmi)
-    results = [check_convergence(fitted, thresholds)]
-    if not args.no_ppc:
-        results.append(posterior_predictive_check(fitted, prob=args.prob, alpha=args.alpha,
-                                                  tolerance=args.tolerance, seed=args.seed))
+    # one posterior predictive check per band of --levels
+    results = [check_convergence(fitted, thresholds)] + [
+        posterior_predictive_check(fitted, prob=level, alpha=args.alpha,
+                                   tolerance=args.tolerance, seed=args.seed)
+        for level in levels]
     for r in results:
         print(r)
-    failed = [r.name for r in results if not r.passed]
+    failed = list(dict.fromkeys(r.name for r in results if not r.passed))  # each name once
     if failed:
         print(f"check failed: {', '.join(failed)}", file=sys.stderr)
         return EXIT_CHECK_FAILED
@@ -435,10 +270,7 @@ def _fit_names(paths: Sequence[str]) -> list[str]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """``bayeslaw report``: one self-contained HTML file and a Markdown version."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-
+    _headless()
     from .report import build_report
     from .result import Fit
 

@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bayeslaw import constants as C
+from bayeslaw.arguments import build_parser
 from bayeslaw.cli import main
 from bayeslaw.errors import ConvergenceWarning
 from bayeslaw.result import Fit
@@ -135,6 +137,11 @@ def test_predict_points_run_levels_epistemic(tmp_path):
     (["predict", STORED, "--run", "nope", "--D", "1e11"], "run 'nope' is not in the fit"),
     (["predict", "missing.nc", "--run", "x", "--D", "1"], "fit file 'missing.nc' does not exist"),
     (["predict", STORED, "--N", "abc", "--D", "1"], "--N takes comma-separated numbers"),
+    (["predict", STORED, "--points", "{csv}", "--D", "1"], "not both: drop --points or --D"),
+    (["predict", STORED, "--N", "1e8", "--D", "0", "--T_m", "4"], "positive finite numbers"),
+    (["predict", STORED, "--N", "1e8", "--D", "1e9", "--T_m", "4", "--levels", ","],
+     "--levels takes comma-separated band probabilities"),
+    (["check", STORED, "--levels", ""], "--levels takes comma-separated band probabilities"),
     (["plot", STORED, "--out", "x.gif"], "use a .png, .svg or .pdf"),
     (["predict", "{csv}", "--run", "x", "--D", "1"], "is not a bayeslaw fit file"),
 ])
@@ -145,6 +152,51 @@ def test_predict_plot_errors(tmp_path, args, message, capsys):
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err
+
+
+COMMANDS = ("fit", "backtest", "predict", "plot", "check", "report")
+
+
+def test_options_are_spelled_one_way_across_commands():
+    """Every ``--seed`` defaults to ``DEFAULT_SEED``; band levels are ``--levels`` (``check``
+    takes no ``--prob``)."""
+    parser = build_parser()
+    first = {"fit": [], "backtest": ["--split", "prefix:0.5"], "predict": ["x.nc"],
+             "plot": ["x.nc"], "check": ["x.nc"], "report": ["x.nc"]}
+    seeds = {c: vars(parser.parse_args([c, *first[c]])).get("seed", "none") for c in COMMANDS}
+    assert seeds == {**dict.fromkeys(COMMANDS, C.DEFAULT_SEED), "plot": "none"}
+    assert parser.parse_args(["predict", "x.nc"]).levels == "0.5,0.9"
+    assert parser.parse_args(["check", "x.nc"]).levels == "0.9"
+    assert parser.parse_args(["check", "x.nc", "--levels", "0.5,0.9"]).levels == "0.5,0.9"
+    with pytest.raises(SystemExit) as exc:
+        parser.parse_args(["check", "x.nc", "--prob", "0.9"])
+    assert exc.value.code == 2
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_of_every_command(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: bayeslaw {command}")
+    if command != "plot":
+        assert f"(default {C.DEFAULT_SEED})" in out
+
+
+def test_check_command_checks_each_level(capsys):
+    """``check --levels 0.5,0.9``: one posterior predictive check per band, as the library's."""
+    from bayeslaw.testing import posterior_predictive_check
+
+    loose = ["--max-rhat", "1.1", "--min-ess", "50"]  # the stored fit's short chains
+    code = main(["check", STORED, "--levels", "0.5,0.9", *loose])
+    out = capsys.readouterr().out
+    fitted = Fit.load(STORED)
+    want = [posterior_predictive_check(fitted, prob=p, seed=C.DEFAULT_SEED) for p in (0.5, 0.9)]
+    assert out.splitlines()[0].startswith("PASS convergence")
+    for r in want:
+        assert str(r) in out and f"prob={r.values['prob']:g}" in str(r)
+    assert code == (0 if all(r.passed for r in want) else 1)
 
 
 def test_plot_command_extends_and_adds_N(tmp_path):
