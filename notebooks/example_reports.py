@@ -23,55 +23,47 @@ import warnings
 from pathlib import Path
 
 import bayeslaw as bl
-from bayeslaw.comparison import compare
-from bayeslaw.errors import ParetoKWarning
-from bayeslaw.inference import fit
-from bayeslaw.report import build_report
-from bayeslaw.simulate import bundled_path
-from bayeslaw.spec import load_spec
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def _report(fits, kfold_group, out: Path, title: str, seed: int, **fit_kwargs) -> None:
-    kfold = compare(fits, method="kfold", group=kfold_group, seed=seed, **fit_kwargs)
+    kfold = bl.compare(fits, method="kfold", group=kfold_group, seed=seed, **fit_kwargs)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ParetoKWarning)
-        loo = compare(fits, method="loo", bad_k="refit", max_refits=5, **fit_kwargs)
+        warnings.simplefilter("always", bl.ParetoKWarning)
+        loo = bl.compare(fits, method="loo", bad_k="refit", max_refits=5, **fit_kwargs)
     print(f"\n== {title}\n{kfold!r}\n{loo!r}")
     for w in caught:
         print(f"note: {w.message}")
-    paths = build_report(fits, comparison=kfold, title=title, seed=seed).save(out)
+    paths = bl.build_report(fits, comparison=kfold, title=title, seed=seed).save(out)
     print(f"wrote {paths['html']} and {paths['markdown']}")
 
 
 def bundled(out: Path, quick: bool, seed: int) -> None:
     """Partial vs complete pooling vs the iso-depth law on the bundled sweep."""
-    data = bl.load(bundled_path())
+    data = bl.load(bl.bundled_path())
     kw = dict(draws=300, tune=500, chains=2) if quick else {}
     if quick:
         data = data.thin(30)
-    partial = load_spec(law="looped_total")
+    partial = bl.load_spec(law="looped_total")
     specs = {"looped_total (partial pooling)": partial,
              "looped_total (complete pooling)": partial.with_pooling("complete"),
-             "iso_depth_eff": load_spec(law="iso_depth_eff")}
-    fits = {name: fit(data, spec, seed=seed, **kw) for name, spec in specs.items()}
+             "iso_depth_eff": bl.load_spec(law="iso_depth_eff")}
+    fits = {name: bl.fit(data, spec, seed=seed, **kw) for name, spec in specs.items()}
     _report(fits, "T_m", out / "bundled", "Bundled sweep: which looped law, which pooling",
             seed, **kw)
 
 
 def parscale(out: Path, quick: bool, seed: int) -> None:
     """Parallel streams vs a C/P^gamma term vs P ignored, per ParScale data set."""
-    from bayeslaw.public_data import load_parscale
-
     path = SHARED / "parscale" / "parscale_loss_grid.csv"
     if not path.exists():
         print(f"skipping ParScale: {path} not found")
         return
     kw = dict(draws=500, tune=1000, chains=2) if quick else {}
     for dataset in ("stack_v2_python", "pile"):
-        data = load_parscale(path, dataset)
-        fits = {law: fit(data, law=law, seed=seed, **kw)
+        data = bl.load_parscale(path, dataset)
+        fits = {law: bl.fit(data, law=law, seed=seed, **kw)
                 for law in ("parallel_streams", "looped_streams", "size_only")}
         _report(fits, "P", out / f"parscale_{dataset}",
                 f"ParScale ({dataset}): parallel streams vs a C/P^gamma term vs P ignored",
