@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import simulate, testing
 from .backtesting import BacktestResult, backtest, parse_split, recalibration
+from .catalog import load_spec
 from .comparison import Comparison, compare, group_folds
 from .constants import VERSION as __version__
 from .data import LossData, load
@@ -31,6 +32,7 @@ from .errors import (
     UnidentifiedSplitWarning,
     WarmStartWarning,
 )
+from .grids import prediction_grid
 from .inference import fit, sample_prior_predictive
 from .laws import LAWS, get_law
 from .plots import (
@@ -43,12 +45,20 @@ from .plots import (
 )
 from .prediction import Prediction, forecast_run, predict
 from .priors import Prior
-from .report import build_report, write_fit_outputs
+from .public_data import load_chinchilla, load_misfitting, load_parscale
+from .report import build_report, plateau_ylim, write_fit_outputs
 from .result import Fit
+from .settings import SamplerSettings
 from .simulate import bundled_path
-from .spec import ModelSpec, load_spec
+from .spec import ModelSpec
 
 __all__ = [
+    "SamplerSettings",
+    "plateau_ylim",
+    "load_parscale",
+    "load_misfitting",
+    "load_chinchilla",
+    "prediction_grid",
     "LAWS",
     "ApproximationWarning",
     "ArgumentError",

@@ -204,7 +204,7 @@ def cmd_backtest(args: argparse.Namespace) -> int:
     """``bayeslaw backtest``: held-out scores of bayeslaw and the baseline, table + figure."""
     from .backtest_outputs import score_summary, unconverged, write_backtest_outputs
     from .backtesting import backtest
-    from .spec import resolve_spec
+    from .catalog import resolve_spec
 
     _headless()
     data = _load_data(args)

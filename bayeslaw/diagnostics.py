@@ -124,10 +124,11 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:
     max_rhat, worst_r = extreme(rhat, max)
     min_essb, worst_e = extreme(ess_b, min)
     min_esst, _ = extreme(ess_t, min)
-    stats = idata.sample_stats if "sample_stats" in idata.groups() else {}
-    div = int(stats["diverging"].sum()) if "diverging" in stats else 0
-    return Diagnostics(max_rhat, min_essb, min_esst, div, (float(np.nanmin(bfmi)) if np.isfinite(bfmi).any() else float("nan")), worst_r,
-                       worst_e, thresholds, tuple(undefined))
+    sampled = idata.sample_stats if "sample_stats" in idata.groups() else {}
+    div = int(sampled["diverging"].sum()) if "diverging" in sampled else 0
+    min_bfmi = float(np.nanmin(bfmi)) if np.isfinite(bfmi).any() else float("nan")
+    return Diagnostics(max_rhat, min_essb, min_esst, div, min_bfmi, worst_r, worst_e,
+                       thresholds, tuple(undefined))
 
 
 def judge(idata: Any, method: str, thresholds: Thresholds) -> Diagnostics:

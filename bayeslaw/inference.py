@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import constants as C
+from .catalog import resolve_spec
 from .data import LossData
 from .diagnostics import Thresholds
 from .errors import ArgumentError, ConvergenceError, WarmStartWarning
@@ -25,7 +26,7 @@ from .modelcache import COMPILES, Entry, compiled_for, entry_for, get_model, ori
 from .plan import Plan, make_plan
 from .result import Fit
 from .settings import SamplerSettings
-from .spec import ModelSpec, resolve_spec
+from .spec import ModelSpec
 
 
 def _nutpie_start(entry: Entry, compiled: Any, seed: int, settings: SamplerSettings
@@ -131,7 +132,6 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
         Raise :class:`ConvergenceError` instead of warning when diagnostics fail (and for
         an approximate ``method``, which has none).
     thresholds : Thresholds, optional
-        Convergence thresholds.
     like : LossData, optional
         Data whose runs and group levels define the model, when ``data`` is a row subset of
         it (a training split): held-out runs stay in the model, unobserved, so their
@@ -146,10 +146,9 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     Returns
     -------
     Fit
-
-    After every fit one line on stderr gives the seconds spent compiling (and whether the
-    model came from memory, from numba's disk cache or was compiled now), in the warm start
-    and sampling; they are stored in ``fit.provenance["sampling"]``.
+        Complete: log-likelihood and diagnostics computed.  One stderr line gives the compile
+        (from memory, disk or now), warm-start and sampling seconds (also in
+        ``fit.provenance["sampling"]``).
     """
     spec = resolve_spec(spec, law=law, columns=data.columns)
     settings = spec.sampler.replace(draws=draws, tune=tune, chains=chains, backend=backend,
@@ -162,15 +161,26 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     else:
         idata, sampled = _approximate(plan, data, settings, seed, method)
     print(timing_line(method, sampled), file=sys.stderr, flush=True)
+    result = Fit.from_draws(_posterior_only(idata), spec, data,
+                            _provenance(data, seed, settings, sampled, method), thresholds)
+    result.check(strict=strict)
+    return result
+
+
+def _posterior_only(idata: Any) -> Any:
+    """The sampler's ``InferenceData`` less the groups a fit builds itself (data, log-lik)."""
     for group in ("observed_data", "constant_data", "log_likelihood"):
         if group in idata.groups():
             del idata[group]
-    provenance = {"seed": int(seed), "sampler": settings.to_dict(), "source": data.source,
-                  "sha256": data.sha256, "notes": list(data.notes),
-                  "bayeslaw_version": C.VERSION, "sampling": sampled, "method": method}
-    result = Fit.from_draws(idata, spec, data, provenance, thresholds)
-    result.check(strict=strict)
-    return result
+    return idata
+
+
+def _provenance(data: LossData, seed: int, settings: SamplerSettings,
+                sampled: Mapping[str, Any], method: str) -> dict[str, Any]:
+    """What made a fit: seed, settings, input and its hash, version, method, timings."""
+    return {"seed": int(seed), "sampler": settings.to_dict(), "source": data.source,
+            "sha256": data.sha256, "notes": list(data.notes), "bayeslaw_version": C.VERSION,
+            "sampling": dict(sampled), "method": method}
 
 
 def _check_method(method: str, strict: bool) -> None:

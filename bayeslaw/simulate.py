@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 
 from . import constants as C
+from .catalog import load_spec
 from .data import run_label
 from .kernel import draw_curves, link_value, noise_scale, previous_rows
-from .spec import ModelSpec, load_spec
+from .spec import ModelSpec
 
 #: True coefficients of the bundled synthetic looped-LM sweep (centered scale of the
 #: default spec: a, b, c are loss contributions at N=3e8, D=1e9, T_m=4).

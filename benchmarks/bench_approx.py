@@ -75,7 +75,7 @@ def run_pair(name: str, methods: list[str], seed: int) -> tuple[list[dict], pd.D
     import pairs
 
     import bayeslaw as bl
-    from bayeslaw.spec import resolve_spec
+    from bayeslaw.catalog import resolve_spec
 
     data = bl.load(pairs.table(name))
     spec = resolve_spec(pairs.PAIRS[name].spec, law=None, columns=data.columns)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 def table_and_spec(name: str):
     """The data and default spec of pair ``name`` (or of the tests' small sweep)."""
     import bayeslaw as bl
-    from bayeslaw.spec import load_spec, resolve_spec
+    from bayeslaw.catalog import load_spec, resolve_spec
 
     if name == "small":
         from bayeslaw.simulate import looped_sweep

@@ -239,7 +239,7 @@ def child_compile(args: argparse.Namespace, row: dict[str, Any]) -> None:
     import nutpie
 
     import bayeslaw
-    from bayeslaw.spec import resolve_spec
+    from bayeslaw.catalog import resolve_spec
 
     row.update(import_s=time.perf_counter() - t0, bayeslaw_file=bayeslaw.__file__)
     pairs = load_pairs()

@@ -310,8 +310,8 @@ def select(patterns: str | None) -> list[Pair]:
 def _check(pair: Pair) -> str:
     """Load the pair's frame with the current bayeslaw and check the spec accepts it."""
     import bayeslaw as bl
+    from bayeslaw.catalog import resolve_spec
     from bayeslaw.plan import check_compatible
-    from bayeslaw.spec import resolve_spec
 
     data = bl.load(pair.load())
     check_compatible(resolve_spec(pair.spec, law=None, columns=data.columns), data)

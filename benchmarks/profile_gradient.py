@@ -46,10 +46,10 @@ def main(argv=None) -> int:
     import pytensor
 
     import bayeslaw as bl
+    from bayeslaw.catalog import load_spec
     from bayeslaw.modelcache import compiled_for
     from bayeslaw.plan import make_plan
     from bayeslaw.simulate import bundled_path
-    from bayeslaw.spec import load_spec
     from bayeslaw.warmstart import LogDensity, find_mode, standardized
 
     data, spec = bl.load(bundled_path()), load_spec(law="looped_total")

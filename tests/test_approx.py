@@ -132,8 +132,8 @@ def test_a_five_fold_backtest_compiles_each_structure_once(small_sweep):
     at all when an earlier test compiled it), and a second backtest compiles nothing."""
     from bayeslaw import modelcache
     from bayeslaw.backtesting import backtest, parse_split
+    from bayeslaw.catalog import load_spec
     from bayeslaw.plan import make_plan
-    from bayeslaw.spec import load_spec
 
     data, spec = small_sweep[0], load_spec(law="looped_total")
     parts = parse_split(data, "kfold:5", seed=1)

@@ -8,8 +8,8 @@ import pytest
 
 import bayeslaw as bl
 from bayeslaw.backtesting import backtest, baseline_scores, parse_split, score, table_notes
+from bayeslaw.catalog import load_spec
 from bayeslaw.errors import DataError, SpecError
-from bayeslaw.spec import load_spec
 
 
 def test_prefix_split(small_sweep):

@@ -21,13 +21,14 @@ import numpy as np
 import pytest
 
 import bayeslaw as bl
-from bayeslaw import testing
+from bayeslaw import inference, testing
+from bayeslaw.catalog import load_spec
 from bayeslaw.cli import main
 from bayeslaw.diagnostics import Thresholds
 from bayeslaw.errors import ConvergenceWarning
 from bayeslaw.inference import fit
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
-from bayeslaw.spec import ModelSpec, load_spec
+from bayeslaw.spec import ModelSpec
 
 SBC_SAMPLER = dict(draws=400, tune=300, chains=2)
 N_SIMS = 20
@@ -90,7 +91,7 @@ def test_sbc_resumes_from_its_file(sbc_runs, sbc_design, monkeypatch):
     def no_fit(*args, **kwargs):
         raise AssertionError("a finished simulation was refitted")
 
-    monkeypatch.setattr(testing, "fit", no_fit)
+    monkeypatch.setattr(inference, "fit", no_fit)
     again = testing.sbc(sbc_design, MATCHED, n_sims=N_SIMS, seed=1, path=path, **SBC_SAMPLER)
     assert again.values["ranks"] == matched.values["ranks"]
 
@@ -107,7 +108,7 @@ def test_sbc_reuses_no_record_of_another_simulation(sbc_runs, sbc_design, monkey
     def refit(*args, **kwargs):
         raise Refit
 
-    monkeypatch.setattr(testing, "fit", refit)
+    monkeypatch.setattr(inference, "fit", refit)
     kwargs = dict(n_sims=N_SIMS, seed=1, path=path, **SBC_SAMPLER)
     design, spec = sbc_design, MATCHED
     if change == "sampler":

@@ -10,11 +10,12 @@ import pytest
 
 import bayeslaw as bl
 from bayeslaw import comparison as cp
+from bayeslaw.catalog import load_spec
 from bayeslaw.diagnostics import Thresholds
 from bayeslaw.errors import ConvergenceWarning
 from bayeslaw.inference import fit
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
-from bayeslaw.spec import ModelSpec, load_spec
+from bayeslaw.spec import ModelSpec
 
 
 def simple_spec(law: str) -> ModelSpec:

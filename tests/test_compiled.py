@@ -16,9 +16,9 @@ import pytest
 @pytest.fixture(scope="module")
 def small_density(small_sweep):
     """The small sweep's default model, compiled as ``fit`` compiles it (shared cache entry)."""
+    from bayeslaw.catalog import load_spec
     from bayeslaw.modelcache import compiled_for
     from bayeslaw.plan import make_plan
-    from bayeslaw.spec import load_spec
 
     spec = load_spec(law="looped_total")
     with warnings.catch_warnings():

@@ -115,7 +115,8 @@ def test_pymc_backend_same_model(small_sweep):
     coefficient when both are right), on a pooled spec that both sample quickly."""
     import arviz as az
 
-    from bayeslaw.spec import ModelSpec, load_spec
+    from bayeslaw.catalog import load_spec
+    from bayeslaw.spec import ModelSpec
 
     data, _ = small_sweep
     d = load_spec(law="looped_total").with_pooling("complete").to_dict()

@@ -51,7 +51,7 @@ def test_no_held_out_loss_reaches_the_fit(monkeypatch):
     hence identical forecasts.  Short chains: identity, not convergence, is the point."""
     import bayeslaw.modelcache as modelcache
     from bayeslaw.backtesting import backtest
-    from bayeslaw.spec import load_spec
+    from bayeslaw.catalog import load_spec
 
     data, half = first_half_split()
     frame = data.frame.copy()

@@ -13,6 +13,7 @@ import pytensor.tensor as pt
 import pytest
 
 import bayeslaw as bl
+from bayeslaw.catalog import available_specs, load_spec
 from bayeslaw.errors import DataError, SpecError
 from bayeslaw.graph import LossModel, cov_data_name
 from bayeslaw.laws import LAWS, evaluate, law_for_columns
@@ -22,7 +23,6 @@ from bayeslaw.priors import link_width
 from bayeslaw.public_data import load_parscale
 from bayeslaw.result import Fit
 from bayeslaw.simulate import design, simulate
-from bayeslaw.spec import available_specs, load_spec
 
 NEW_LAWS = ("parallel_streams", "parallel_streams_data", "looped_streams", "iso_depth",
             "iso_depth_eff", "chinchilla_anneal")

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
+from bayeslaw.catalog import load_spec
 from bayeslaw.errors import SpecError
 from bayeslaw.kernel import previous_rows, walk_variance
 from bayeslaw.likelihood import log_likelihood, pointwise_log_likelihood
@@ -21,7 +22,7 @@ from bayeslaw.modelcache import get_model
 from bayeslaw.posterior import mean_draws, noise_scale_draws
 from bayeslaw.prediction import predict
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
-from bayeslaw.spec import ModelSpec, load_spec
+from bayeslaw.spec import ModelSpec
 from bayeslaw.walk import walk_bridge, walk_draws
 
 from .conftest import prior_fit

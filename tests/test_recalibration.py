@@ -11,9 +11,9 @@ from scipy import stats
 
 from bayeslaw import metrics
 from bayeslaw.backtesting import Recalibration, backtest, inner_split, parse_split
+from bayeslaw.catalog import load_spec
 from bayeslaw.errors import DataError, SpecError
 from bayeslaw.prediction import summarise
-from bayeslaw.spec import load_spec
 
 S = 20_000
 GRID = stats.norm.ppf((np.arange(S) + 0.5) / S)  # N(0, 1) draws, as a quantile grid

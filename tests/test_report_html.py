@@ -176,9 +176,9 @@ def build_png() -> bytes:
 @pytest.fixture(scope="module")
 def chinchilla_fit(stored_fit):
     """The stored posterior read as a Chinchilla fit (no T_m, no group effects)."""
+    from bayeslaw.catalog import load_spec
     from bayeslaw.data import LossData
     from bayeslaw.result import Fit
-    from bayeslaw.spec import load_spec
 
     frame = stored_fit.data.frame.drop(columns=["T_m"])
     return Fit.from_draws(idata=stored_fit.idata, spec=load_spec(law="chinchilla"),

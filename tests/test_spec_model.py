@@ -2,12 +2,12 @@ import numpy as np
 import pytest
 
 import bayeslaw as bl
+from bayeslaw.catalog import available_specs, load_spec
 from bayeslaw.errors import DataError, SpecError
 from bayeslaw.graph import LossModel
 from bayeslaw.plan import check_compatible, make_plan
 from bayeslaw.priors import Prior
 from bayeslaw.simulate import looped_sweep
-from bayeslaw.spec import available_specs, load_spec
 
 
 @pytest.fixture(scope="module")
