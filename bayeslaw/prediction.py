@@ -16,7 +16,7 @@ import pandas as pd
 
 from . import constants as C
 from .errors import ArgumentError, DataError, ImportanceWeightsWarning
-from .kernel import relative_variance
+from .kernel import conditional_terms, relative_variance
 from .likelihood import predictive_draws, sequential_terms
 from .posterior import Posterior, log_density, mean_draws, noise, noise_scale_draws
 from .walk import hurst_draws, walk_bridge
@@ -174,7 +174,7 @@ def _replicate_terms(fit: Posterior, table: pd.DataFrame, y: np.ndarray, kind: s
                                     fit.draws("walk")[:, None], hurst_draws(fit))
         if fit.spec.likelihood.sigma_relative:
             var = relative_variance(var, future)
-        future, spread = future + shift, np.sqrt(spread**2 + var)
+        future, spread = conditional_terms(np, future, spread, shift, 1.0, walk_var=var)
     return future, spread, ll.sum(axis=1)
 
 

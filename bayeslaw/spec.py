@@ -31,10 +31,6 @@ from .priors import (
 )
 from .settings import SamplerSettings
 
-#: The sections of a spec.
-SECTIONS = frozenset({"law", "description", "reference", "fixed", "priors", "effects",
-                      "likelihood", "sampler"})
-
 
 def keys_of(cls: type) -> frozenset[str]:
     """The keys a spec section may hold: the fields of its dataclass."""
@@ -139,10 +135,11 @@ def check_keys(table: Any, allowed: frozenset[str], where: str) -> None:
 
 def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
     """Build and validate a spec from its merged plain-dict form."""
-    unknown = set(d) - SECTIONS
+    sections = keys_of(ModelSpec)
+    unknown = set(d) - sections
     if unknown:
         raise SpecError(f"unknown spec section(s) {sorted(unknown)}; allowed: "
-                        f"{sorted(SECTIONS)}")
+                        f"{sorted(sections)}")
     law = get_law(d.get("law", "looped_total"))
     fixed, priors = _parse_params(law, d)
     return ModelSpec(

@@ -38,7 +38,7 @@ from . import inference
 from .calibration import sbc, sbc_key, sbc_verdict
 from .data import LossData
 from .diagnostics import Thresholds
-from .errors import ConvergenceWarning
+from .errors import ArgumentError, ConvergenceWarning
 from .likelihood import one_step_replicates, simulated_losses
 from .metrics import coverage
 from .posterior import log_density
@@ -105,6 +105,9 @@ def posterior_predictive_check(fit: Fit, *, prob: float = 0.9, alpha: float = 0.
     seed : int
         Seed of the replicated noise.
     """
+    for name, value in (("prob", prob), ("alpha", alpha)):
+        if not 0 < value < 1:
+            raise ArgumentError(f"{name} must lie in (0, 1), got {value!r}")
     frame = fit.data.frame
     y = frame[C.LOSS].to_numpy(float)
     # each point given the observed previous point of its run (the model's own factorization:

@@ -253,3 +253,12 @@ def test_simulated_draw_reproduces_the_fit_points(stored_fit):
     inside = np.mean(np.abs(z) <= stats.t.ppf(0.95, stored_fit.draws("nu")[5]))
     assert abs(inside - 0.9) < 0.03, inside
     assert abs(np.median(z)) < 0.1  # centred on the draw's curve (sd of the median ~0.03)
+
+
+@pytest.mark.parametrize("bad", [{"prob": 1.5}, {"prob": 0.0}, {"alpha": 1.0}])
+def test_posterior_predictive_check_refuses_a_level_outside_0_1(stored_fit, bad):
+    """A band level or error rate outside (0, 1) is an argument error naming it, not a numpy
+    traceback (``bayeslaw check --levels 1.5`` ends here)."""
+    name = next(iter(bad))
+    with pytest.raises(bl.ArgumentError, match=rf"{name} must lie in \(0, 1\)"):
+        testing.posterior_predictive_check(stored_fit, **bad)
