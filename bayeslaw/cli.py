@@ -280,7 +280,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .plots import plot_grid, save_figure
+    from .grid_figure import plot_grid
+    from .outputs import save_figure
     from .result import Fit
 
     if Path(args.out).suffix.lower() not in (".png", ".svg", ".pdf"):
@@ -305,7 +306,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     """``bayeslaw fit``: fit, then write the figure, tables, diagnostics and the saved fit."""
     from .errors import ApproximationWarning, ConvergenceWarning
     from .inference import fit
-    from .report import write_fit_outputs
+    from .outputs import write_fit_outputs
 
     data = _load_data(args)
     if args.xscale != "log" and C.D not in data.columns:
@@ -345,7 +346,8 @@ def cmd_backtest(args: argparse.Namespace) -> int:
 
     from .backtesting import backtest
     from .files import atomic_write, atomic_write_text
-    from .plots import plot_backtest, save_figure
+    from .outputs import save_figure
+    from .plots import plot_backtest
     from .priors import resolve_spec
     from .report_html import markdown_table
 
