@@ -8,7 +8,7 @@ Everything a user calls is here: ``import bayeslaw as bl``, then ``bl.load``, ``
 from __future__ import annotations
 
 from . import simulate, testing
-from .backtesting import BacktestResult, backtest, parse_split, recalibration
+from .backtesting import BacktestResult, backtest, recalibration
 from .catalog import load_spec
 from .comparison import Comparison, compare, group_folds
 from .constants import VERSION as __version__
@@ -32,25 +32,21 @@ from .errors import (
     UnidentifiedSplitWarning,
     WarmStartWarning,
 )
+from .grid_figure import plateau_ylim, plot_grid
 from .grids import prediction_grid
 from .inference import fit, sample_prior_predictive
 from .laws import LAWS, get_law
-from .plots import (
-    plot_backtest,
-    plot_final_losses,
-    plot_grid,
-    plot_group_effects,
-    plot_residuals,
-    write_grid_figures,
-)
+from .outputs import write_fit_outputs, write_grid_figures
+from .plots import plot_backtest, plot_final_losses, plot_group_effects, plot_residuals
 from .prediction import Prediction, forecast_run, predict
 from .priors import Prior
 from .public_data import load_chinchilla, load_misfitting, load_parscale
-from .report import build_report, plateau_ylim, write_fit_outputs
+from .report import build_report
 from .result import Fit
 from .settings import SamplerSettings
 from .simulate import bundled_path
 from .spec import ModelSpec
+from .splits import parse_split
 
 __all__ = [
     "SamplerSettings",

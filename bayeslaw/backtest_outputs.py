@@ -58,7 +58,8 @@ def write_backtest_outputs(data: LossData, result: BacktestResult, out: Path
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from .plots import plot_backtest, save_figure
+    from .outputs import save_figure
+    from .plots import plot_backtest
 
     out.mkdir(parents=True, exist_ok=True)
     table = result.table

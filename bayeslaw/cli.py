@@ -144,7 +144,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     _headless()
     import matplotlib.pyplot as plt
 
-    from .plots import plot_grid, save_figure
+    from .grid_figure import plot_grid
+    from .outputs import save_figure
     from .result import Fit
 
     if Path(args.out).suffix.lower() not in (".png", ".svg", ".pdf"):
@@ -169,7 +170,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     """``bayeslaw fit``: fit, then write the figure, tables, diagnostics and the saved fit."""
     from .errors import ApproximationWarning, ConvergenceWarning
     from .inference import fit
-    from .report import write_fit_outputs
+    from .outputs import write_fit_outputs
 
     data = _load_data(args)
     if args.xscale != "log" and C.D not in data.columns:

@@ -35,7 +35,7 @@ from scipy.special import logsumexp
 
 from . import constants as C
 from .data import LossData
-from .errors import ConvergenceWarning, DataError, ParetoKWarning, SpecError
+from .errors import ArgumentError, ConvergenceWarning, DataError, ParetoKWarning
 from .inference import fit
 from .likelihood import log_likelihood
 from .metrics import pointwise_lpd
@@ -43,7 +43,6 @@ from .result import Fit
 
 #: Pareto-k above this marks a point whose PSIS-LOO estimate is unreliable (Vehtari 2024).
 K_THRESHOLD = 0.7
-
 
 
 @dataclass(frozen=True)
@@ -270,7 +269,7 @@ def rank_table(pointwise: Mapping[str, np.ndarray], groups: np.ndarray,
 def _check_same_data(fits: Mapping[str, Fit]) -> LossData:
     items = list(fits.items())
     if not items:
-        raise SpecError("compare needs at least one fit")
+        raise ArgumentError("compare needs at least one fit")
     name0, first = items[0]
     for name, other in items[1:]:
         a, b = first.data.frame, other.data.frame
@@ -311,19 +310,14 @@ def compare(fits: Mapping[str, Fit], *, method: str = "loo", group: str = C.RUN,
         Sampler settings for refits (default: each fit's own).
     """
     if method not in ("loo", "waic", "kfold"):
-        raise SpecError(f"method must be 'loo', 'waic' or 'kfold', got {method!r}")
+        raise ArgumentError(f"method must be 'loo', 'waic' or 'kfold', got {method!r}")
     if bad_k not in ("warn", "refit", "kfold"):
-        raise SpecError(f"bad_k must be 'warn', 'refit' or 'kfold', got {bad_k!r}")
+        raise ArgumentError(f"bad_k must be 'warn', 'refit' or 'kfold', got {bad_k!r}")
     data = _check_same_data(fits)
     groups = data.frame[C.RUN].to_numpy() if C.RUN in data.frame else np.arange(len(data))
-    pointwise, p_eff, n_bad, notes = {}, {}, {}, []
     if method == "kfold":
-        folds = group_folds(data, group, k, seed=seed)
-        for name, result in fits.items():
-            pointwise[name], more = kfold_pointwise(result, folds, seed=seed, **fit_kwargs)
-            notes += [f"{name}: {m}" for m in more]
-        return Comparison(rank_table(pointwise, groups, p_eff, n_bad, f"kfold:{group}"),
-                          f"kfold:{group}", pointwise, groups, tuple(notes))
+        return _kfold_comparison(fits, data, groups, group, k, seed, fit_kwargs)
+    pointwise, p_eff, n_bad, notes = {}, {}, {}, []
     for name, result in fits.items():
         pointwise[name], p_eff[name], khat = _ic_pointwise(result, method)
         bad = np.flatnonzero(khat > K_THRESHOLD) if khat is not None else np.array([], int)
@@ -331,8 +325,7 @@ def compare(fits: Mapping[str, Fit], *, method: str = "loo", group: str = C.RUN,
         if not len(bad):
             continue
         if bad_k == "kfold":
-            switched = compare(fits, method="kfold", group=C.RUN, k=k, seed=seed,
-                               **fit_kwargs)
+            switched = _kfold_comparison(fits, data, groups, C.RUN, k, seed, fit_kwargs)
             note = (f"{name}: {len(bad)} points with Pareto k > {K_THRESHOLD}: switched to "
                     "grouped K-fold over runs")
             return replace(switched, notes=(*notes, note, *switched.notes))
@@ -341,10 +334,28 @@ def compare(fits: Mapping[str, Fit], *, method: str = "loo", group: str = C.RUN,
             notes.append(f"{name}: {len(bad)} points with Pareto k > {K_THRESHOLD} refitted "
                          "exactly")
             continue
-        message = (f"{name}: {len(bad)} of {len(khat)} points have Pareto k > "
-                   f"{K_THRESHOLD} (max {khat.max():.2f}); their LOO estimate is "
-                   "unreliable: use bad_k='refit' or method='kfold'")
-        notes.append(message)
-        warnings.warn(message, ParetoKWarning, stacklevel=2)
+        notes.append(_warn_bad_k(name, khat, len(bad)))
     return Comparison(rank_table(pointwise, groups, p_eff, n_bad, method), method, pointwise,
                       groups, tuple(notes))
+
+
+def _kfold_comparison(fits: Mapping[str, Fit], data: LossData, groups: np.ndarray,
+                      group: str, k: int | None, seed: int, fit_kwargs: Mapping[str, Any]
+                      ) -> Comparison:
+    """Grouped K-fold CV of every fit over the levels of ``group`` (see :func:`compare`)."""
+    folds = group_folds(data, group, k, seed=seed)
+    pointwise, notes = {}, []
+    for name, result in fits.items():
+        pointwise[name], more = kfold_pointwise(result, folds, seed=seed, **fit_kwargs)
+        notes += [f"{name}: {m}" for m in more]
+    return Comparison(rank_table(pointwise, groups, {}, {}, f"kfold:{group}"),
+                      f"kfold:{group}", pointwise, groups, tuple(notes))
+
+
+def _warn_bad_k(name: str, khat: np.ndarray, n_bad: int) -> str:
+    """Warn that ``n_bad`` points of model ``name`` have a bad Pareto k; return the note."""
+    message = (f"{name}: {n_bad} of {len(khat)} points have Pareto k > "
+               f"{K_THRESHOLD} (max {khat.max():.2f}); their LOO estimate is "
+               "unreliable: use bad_k='refit' or method='kfold'")
+    warnings.warn(message, ParetoKWarning, stacklevel=3)
+    return message

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from . import constants as C
-from .errors import SpecError
+from .errors import ArgumentError, SpecError
 from .posterior import mean_draws, typical_parameters
 from .prediction import band_tag, predict
 
@@ -70,7 +70,7 @@ class Derived:
     def summary(self, prob: float = 0.9) -> pd.DataFrame:
         """Median and central ``prob`` interval of each quantity (plus :attr:`columns`)."""
         if not 0 < prob < 1:
-            raise SpecError(f"prob must lie in (0, 1), got {prob}")
+            raise ArgumentError(f"prob must lie in (0, 1), got {prob}")
         tag = band_tag(prob)
         rows = {}
         for key, values in self.as_dict().items():
@@ -97,17 +97,18 @@ def _needs_T(fit: Fit, T_m: float | None) -> bool:
     """Whether the law has a ``T_m`` term; check ``T_m`` is given exactly when it does."""
     has_T = C.T_M in fit.spec.law_obj.covariates
     if has_T and T_m is None:
-        raise SpecError(f"law {fit.spec.law!r} has a T_m term: give T_m")
+        raise ArgumentError(f"law {fit.spec.law!r} has a T_m term: give T_m")
     if not has_T and T_m is not None:
-        raise SpecError(f"law {fit.spec.law!r} has no T_m term: do not give T_m")
+        raise ArgumentError(f"law {fit.spec.law!r} has no T_m term: do not give T_m")
     return has_T
 
 
-def _beyond_N(fit: Fit) -> list[str]:
+def covariates_beyond_N(fit: Fit) -> list[str]:
     """The law's covariates besides ``N``, ``D``, ``T_m`` and ``horizon`` (``P``, ...).
 
-    With any, the law's model size or cost per token is not one number ``N``.  A run's
-    ``horizon`` is not one of them: a point here is a run trained to ``D`` (:func:`_points`).
+    With any, the law's model size or cost per token is not one number ``N`` (no compute
+    optimum).  A run's ``horizon`` is not one of them: a point here is a run trained to
+    ``D`` (:func:`runs_end_at_D`).
     """
     return [c for c in fit.spec.law_obj.covariates
             if c not in (C.N, C.D, C.T_M, C.HORIZON)]
@@ -115,7 +116,7 @@ def _beyond_N(fit: Fit) -> list[str]:
 
 def _needs_N_only(fit: Fit, what: str) -> None:
     """Check the law's size and cost per token are one number ``N`` (with ``T_m``)."""
-    extra = _beyond_N(fit)
+    extra = covariates_beyond_N(fit)
     if extra:
         raise SpecError(f"{what} searches or costs one model size N; law {fit.spec.law!r} "
                         f"also needs {extra}, so it is not defined for this law: forecast "
@@ -136,7 +137,7 @@ def _points(fit: Fit, N: Any, D: Any, T_m: Any,
     table = pd.DataFrame(dict(zip(names, values, strict=True)))
     for name, value in (columns or {}).items():
         if name in (C.N, C.D, C.T_M):
-            raise SpecError(f"columns must not repeat {name!r}: it is an argument of its own")
+            raise ArgumentError(f"columns must not repeat {name!r}: it is an argument of its own")
         table[name] = value
     return runs_end_at_D(law, table)
 
@@ -152,8 +153,8 @@ def runs_end_at_D(law: Law, table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def _given(columns: Mapping[str, Any] | None) -> str:
-    """``", peak_lr = 0.002"`` etc.: the extra point columns, for descriptions."""
+def columns_text(columns: Mapping[str, Any] | None) -> str:
+    """A point's extra columns as text for descriptions: ``", peak_lr = 0.002"`` (or ``""``)."""
     return "".join(f", {k} = {v:.3g}" if isinstance(v, (int, float)) else f", {k} = {v}"
                    for k, v in (columns or {}).items())
 
@@ -210,7 +211,7 @@ def loss_at(fit: Fit, N: float, D: float, T_m: float | None = None, *,
     has_T = _needs_T(fit, T_m)
     pred = predict(fit, _points(fit, N, D, T_m, columns), kind=kind, seed=seed)
     where = f"N = {N:.3g}, D = {D:.3g}" + (f", T_m = {T_m:g}" if has_T else "")
-    where += _given(columns)
+    where += columns_text(columns)
     what = "the law's value" if kind == "epistemic" else "a new observed loss"
     return Derived("loss_at", pred.draws[:, 0],
                    f"Posterior draws of {what} at {where} (new levels drawn from the "
@@ -267,11 +268,11 @@ def compute_optimal(fit: Fit, budget: float, *, T_m: float | None = None,
     _needs_T(fit, T_m)
     _needs_N_only(fit, "compute_optimal")
     if not (np.isfinite(budget) and budget > 0):
-        raise SpecError(f"budget must be a positive number of FLOPs, got {budget!r}")
+        raise ArgumentError(f"budget must be a positive number of FLOPs, got {budget!r}")
     cost = cost_per_token or default_cost_per_token
     N = np.sort(np.asarray(DEFAULT_N_GRID if grid is None else grid, dtype=float))
     if N.ndim != 1 or len(N) < 2 or not (N > 0).all():
-        raise SpecError("grid must hold at least two positive model sizes")
+        raise ArgumentError("grid must hold at least two positive model sizes")
     D = budget / np.asarray(cost(N, T_m), dtype=float)
     theta = typical_parameters(fit, T_m, np.random.default_rng(seed))
     best = np.empty(fit.n_draws, dtype=int)
@@ -301,7 +302,7 @@ def _best_of(name: str, fit: Fit, table: pd.DataFrame, candidates: Sequence[floa
     elif kind == "epistemic":
         draws = mean_draws(fit, table, rng)
     else:
-        raise SpecError(f"kind must be 'predictive' or 'epistemic', got {kind!r}")
+        raise ArgumentError(f"kind must be 'predictive' or 'epistemic', got {kind!r}")
     keys = [f"T_m={t:g}" for t in candidates]
     winner = np.argmin(draws, axis=1)
     p_best = {k: float(np.mean(winner == i)) for i, k in enumerate(keys)}
@@ -316,8 +317,8 @@ def _candidates(fit: Fit, candidates: Sequence[float]) -> list[float]:
         raise SpecError(f"law {fit.spec.law!r} has no T_m term")
     values = [float(t) for t in candidates]
     if len(values) < 2 or len(set(values)) != len(values) or min(values) <= 0:
-        raise SpecError(f"candidates must be two or more distinct positive depths, got "
-                        f"{list(candidates)}")
+        raise ArgumentError(f"candidates must be two or more distinct positive depths, got "
+                            f"{list(candidates)}")
     return values
 
 
@@ -350,7 +351,7 @@ def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 
     values = _candidates(fit, candidates)
     table = _points(fit, np.full(len(values), float(N)), float(D), values, columns)
     return _best_of("best_T_m", fit, table, values, kind, seed,
-                    f"at N = {N:.3g}, D = {D:.3g}{_given(columns)}")
+                    f"at N = {N:.3g}, D = {D:.3g}{columns_text(columns)}")
 
 
 def best_T_m_at_budget(fit: Fit, N: float, budget: float,
@@ -369,4 +370,4 @@ def best_T_m_at_budget(fit: Fit, N: float, budget: float,
     D = [float(budget / np.asarray(cost(np.array([float(N)]), t), float)[0]) for t in values]
     table = _points(fit, np.full(len(values), float(N)), D, values, columns)
     return _best_of("best_T_m_at_budget", fit, table, values, kind, seed,
-                    f"at N = {N:.3g}{_given(columns)} and a budget of {budget:.3g} FLOPs")
+                    f"at N = {N:.3g}{columns_text(columns)} and a budget of {budget:.3g} FLOPs")

@@ -1,10 +1,10 @@
-"""Figures of a :class:`~bayeslaw.fit.Fit`: grid with bands, residuals, group effects.
+"""Figures of a :class:`~bayeslaw.result.Fit` besides the grid, and what they share.
 
-The sweep grid shows every curve ("Real") beside its posterior median and credible bands
-("Pred"), by default forecast past the data (to twice the largest D, and a column at the
-sweep's next N) where the bands widen; the residual plot shows
-observed minus posterior median against tokens; the forest plot shows the group effects
-and their shrinkage towards the population.
+The residual plot shows observed minus posterior median against tokens (or model size); the
+final-loss figure shows a table without ``D`` against N; the backtest figure shows held-out
+forecasts; the forest plot shows the group effects and their shrinkage towards the
+population.  The grid figure is :mod:`bayeslaw.grid_figure`; it shares the legend texts, the
+log-axis ticks and the panel legend defined here.
 
 Functions take keyword-only options and return the matplotlib figure; the model code
 never imports matplotlib.
@@ -12,8 +12,7 @@ never imports matplotlib.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,18 +20,14 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, Locator, LogLocator, MaxNLocator, NullFormatter
 
 from . import constants as C
-from .data import run_label, size_label
-from .errors import SpecError
-from .files import atomic_write
+from .data import size_label
+from .errors import ArgumentError, SpecError
 from .likelihood import residuals
 from .plan import level_dim
 from .prediction import band_tag, predict
 
 if TYPE_CHECKING:  # pragma: no cover
     from .result import Fit
-
-#: Band colours, from the widest band to the narrowest.
-_BAND_ALPHA = {0.9: 0.18, 0.5: 0.35}
 
 #: Legend text of the grid and backtest figures: the Ouro paper's "Real" (observed) and
 #: "Pred" (posterior prediction).
@@ -101,261 +96,26 @@ def log_ticks(axis: Any) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
-def next_N(levels: Sequence[float]) -> float | None:
-    """The next model size of a sweep: the largest N times its geometric step.
-
-    The step is the *median ratio of consecutive N levels* (``100M, 300M, 1B`` -> 3.17, so
-    ``3.17B``): a sweep's sizes grow by a ratio, and the median, unlike the ratio of the two
-    largest levels alone, is not set by one irregular level.  ``None`` with fewer than two
-    distinct levels.
-    """
-    n = np.unique(np.asarray(levels, float))
-    if len(n) < 2:
-        return None
-    return float(n[-1] * np.median(n[1:] / n[:-1]))
-
-
-def default_forecast(fit: Fit) -> tuple[float, tuple[float, ...]]:
-    """What :func:`plot_grid` forecasts by default: ``(extend_to, add_N)``.
-
-    Every curve to twice the largest ``D`` of the data, and one column at :func:`next_N` of
-    the data's N levels (none when the law has no ``N`` term, e.g. ``iso_depth``'s
-    ``N_once`` / ``N_rec``, or the sweep has one N).
-    """
-    frame = fit.data.frame
-    new = next_N(frame[C.N].unique()) if C.N in fit.spec.law_obj.covariates else None
-    return 2.0 * float(frame[C.D].max()), (() if new is None else (new,))
-
-
-def _tokens_text(d: float) -> str:
-    return f"{d / 1e12:.3g}T" if d >= 1e12 else f"{d / 1e9:.3g}B"
-
-
-def _panel_points(runs: pd.DataFrame, frame: pd.DataFrame, extend_to: float | None,
-                  n_grid: int) -> pd.DataFrame:
-    """Dense D grids over each run's own range (and up to ``extend_to``)."""
-    parts = []
-    for run, row in runs.iterrows():
-        d = frame.loc[frame[C.RUN] == run, C.D]
-        d_min = float(d.min()) if len(d) else float(frame[C.D].min())
-        d_max = max(float(d.max()) if len(d) else float(frame[C.D].max()), extend_to or 0.0)
-        part = pd.DataFrame({C.D: np.geomspace(d_min, d_max, n_grid)})
-        for col, value in row.items():
-            part[col] = value
-        part[C.RUN] = run
-        parts.append(part)
-    return pd.concat(parts, ignore_index=True)
-
-
-def _new_N_points(runs: pd.DataFrame, frame: pd.DataFrame, add_N: Sequence[float],
-                  t_levels: list, extend_to: float | None, n_grid: int) -> list[pd.DataFrame]:
-    """Curves of new model sizes, one per run of the largest N in each ``T_m`` row.
-
-    A new size copies that run's other columns (``T_m``, ``P``, ``horizon``, group columns)
-    with only ``N`` changed; its run is new, so its run effects come from the population.
-    """
-    d_lo = float(frame[C.D].min())
-    d_hi = max(float(frame[C.D].max()), extend_to or 0.0)
-    parts = []
-    for t in t_levels:
-        row_runs = runs if t is None else runs[runs[C.T_M] == t]
-        template = row_runs[row_runs[C.N] == row_runs[C.N].max()]
-        for n in add_N:
-            for k, (_, row) in enumerate(template.iterrows()):
-                part = pd.DataFrame({C.D: np.geomspace(d_lo, d_hi, n_grid)})
-                for col, value in row.items():
-                    part[col] = value
-                part[C.N] = float(n)
-                part[C.RUN] = ("new_" + run_label(float(n), t)
-                               + (f"_{k + 1}" if len(template) > 1 else ""))
-                parts.append(part)
-    return parts
-
-
-def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "predictive",
-              forecast: bool = True, extend_to: float | None = None,
-              add_N: Sequence[float] = (), xscale: str = "log",
-              ylim: tuple[float, float] | None = None, n_grid: int = 120,
-              panel_size: tuple[float, float] = (3.2, 2.6), seed: int = 0) -> Any:
-    """Grid of loss curves: rows ``T_m``, columns ``N``, x tokens (billions), y loss.
-
-    Each panel shows the observed curve(s) ("Real"), the posterior median (dashed, "Pred
-    (median)") and shaded central credible bands ("Pred 50% / 90% band" by default) of a
-    new observation (``kind="predictive"``) or of the law (``kind="epistemic"``).
-
-    By default (``forecast=True`` with neither ``extend_to`` nor ``add_N`` given) the figure
-    also shows what the posterior adds beyond the data, where its bands widen: every curve
-    continues to twice the largest ``D`` (a dotted line marks the end of the data), and one
-    more column forecasts the next model size of the sweep, :func:`next_N` (the largest N
-    times the median ratio of consecutive N levels); see :func:`default_forecast`.  Give
-    ``extend_to`` and / or ``add_N`` to choose the forecast, or ``forecast=False`` to draw
-    the data's range only.
-
-    Parameters
-    ----------
-    fit : Fit
-    probs : sequence of float
-        Band probabilities.
-    kind : {"predictive", "epistemic"}
-    forecast : bool
-        With neither ``extend_to`` nor ``add_N``: forecast as :func:`default_forecast` says.
-    extend_to : float, optional
-        Forecast every curve up to this many tokens, past the data.
-    add_N : sequence of float
-        Extra columns of new model sizes (population forecasts, no data).  Each copies the
-        other columns of its row's largest-N run(s).
-    xscale : {"log", "linear"}
-        Scale of the token axis (``"linear"``: from zero, as in the Ouro paper's figures).
-    ylim : (float, float), optional
-        Loss range shown (default: the observed range and the forecast medians); zoom in to
-        see the bands, e.g. ``ylim=(2.4, 3.6)`` for the bundled sweep's plateau.
-    n_grid : int
-        Points per drawn band.
-    panel_size : (float, float)
-        Width and height of one panel, inches.
-    seed : int
-        Seed of the predictive draws.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-
-    Raises
-    ------
-    SpecError
-        If ``xscale`` is not ``"log"`` or ``"linear"``, or ``add_N`` is given for a law
-        without an ``N`` term.
-    """
-    import matplotlib.pyplot as plt
-
-    if xscale not in ("log", "linear"):
-        raise SpecError(f"xscale must be 'log' or 'linear', got {xscale!r}")
-    law = fit.spec.law_obj
-    if add_N and C.N not in law.covariates:
-        raise SpecError(f"law {law.name!r} has no N term (its sizes are "
-                        f"{', '.join(law.covariates)}): add_N cannot set a new model size")
-    if forecast and extend_to is None and not add_N:
-        extend_to, add_N = default_forecast(fit)
-    add_N = tuple(float(n) for n in add_N)
-    frame = fit.data.frame
-    runs = fit.data.run_table().drop(columns=[C.D, C.LOSS], errors="ignore")
-    has_T = C.T_M in runs.columns
-    t_levels = sorted(runs[C.T_M].unique()) if has_T else [None]
-    n_levels = sorted(set(runs[C.N].unique()) | set(add_N))
-    points = pd.concat([_panel_points(runs, frame, extend_to, n_grid),
-                        *_new_N_points(runs, frame, add_N, t_levels, extend_to, n_grid)],
-                       ignore_index=True)
-    pred = predict(fit, points, kind=kind, probs=probs, seed=seed).table
-    nrow, ncol = len(t_levels), len(n_levels)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(panel_size[0] * ncol, panel_size[1] * nrow),
-                             sharex=True, sharey=True, squeeze=False)
-    for i, t in enumerate(t_levels):
-        for j, n in enumerate(n_levels):
-            ax = axes[i, j]
-            sel = pred[C.N] == n
-            if has_T:
-                sel &= pred[C.T_M] == t
-            d_seen = 0.0
-            for run in pd.unique(pred.loc[sel, C.RUN]):
-                p = pred[sel & (pred[C.RUN] == run)]
-                x = p[C.D].to_numpy() / 1e9
-                for prob in sorted(probs, reverse=True):
-                    tag = band_tag(prob)
-                    ax.fill_between(x, p[f"lower_{tag}"], p[f"upper_{tag}"], color="C0",
-                                    alpha=_BAND_ALPHA.get(prob, 0.25), lw=0,
-                                    label=pred_band_label(prob))
-                ax.plot(x, p["median"], "--", color="C3", lw=1.2, label=PRED_MEDIAN)
-                obs = frame[frame[C.RUN] == run]
-                if len(obs):
-                    ax.plot(obs[C.D] / 1e9, obs[C.LOSS], "-", color="k", lw=0.8, label=REAL)
-                    d_seen = max(d_seen, float(obs[C.D].max()))
-            if d_seen and extend_to and extend_to > d_seen:
-                ax.axvline(d_seen / 1e9, color="0.4", ls=":", lw=0.9, label="end of data")
-            title = f"N = {size_label(n)}" + (" (new)" if n in add_N else "")
-            ax.set_title((f"T_m = {t:g}, " if has_T else "") + title, fontsize=9)
-            ax.set_xscale(xscale)
-            ax.grid(alpha=0.3, lw=0.5)
-            if i == nrow - 1:
-                ax.set_xlabel("tokens (billions)")
-            if j == 0:
-                ax.set_ylabel("total loss")
-    for ax in axes.flat:
-        if xscale == "log":
-            log_ticks(ax.xaxis)
-    if xscale == "linear":
-        axes[0, 0].set_xlim(left=0.0)
-    y = np.concatenate([frame[C.LOSS].to_numpy(float), pred["median"].to_numpy(float)])
-    y_lo, y_hi = float(np.nanmin(y)), float(np.nanmax(y))
-    axes[0, 0].set_ylim(ylim or (y_lo - 0.05 * (y_hi - y_lo), y_hi + 0.05 * (y_hi - y_lo)))
+def legend_handles(axes: np.ndarray) -> dict[str, Any]:
+    """The first handle of each legend label drawn on any of ``axes``, by label."""
     found: dict[str, Any] = {}
     for ax in axes.flat:
-        handles, labels = ax.get_legend_handles_labels()
-        for h, lab in zip(handles, labels, strict=True):
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             found.setdefault(lab, h)
-    order = [REAL, PRED_MEDIAN, *(pred_band_label(p) for p in sorted(probs)), "end of data"]
-    legend = {lab: found[lab] for lab in order if lab in found}
-    bands = " / ".join(f"{band_tag(p)}%" for p in sorted(probs))
-    title = f"{fit.label}: Real = observed, Pred = posterior median and {bands} {kind} bands"
-    if extend_to and extend_to > float(frame[C.D].max()):
-        title += f"; forecast to {_tokens_text(extend_to)} tokens"
-    if add_N:
-        title += (" and " if "forecast" in title else "; forecast ") + "N = " + ", ".join(
-            size_label(n) for n in add_N)
+    return found
+
+
+def finish_panels(fig: Any, title: str, handles: Iterable[Any], labels: Collection[str],
+                  bottom: float, **legend_options: Any) -> None:
+    """Title a figure of panels, lay them out above ``bottom`` and put one legend below.
+
+    ``bottom`` is the share of the figure's height left for the legend, in one row of
+    ``labels`` (``legend_options`` go to ``fig.legend``).
+    """
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.06 / nrow, 1, 1))
-    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=len(legend),
-               frameon=False, fontsize=8, bbox_to_anchor=(0.5, 0.0))
-    return fig
-
-
-def save_figure(fig: Any, path: str | Path) -> Path:
-    """Save a figure atomically; the format follows the suffix (``.png``, ``.svg``)."""
-    path = Path(path)
-    fmt = path.suffix.lstrip(".") or "png"
-    return atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=120,
-                                                      bbox_inches="tight"))
-
-
-def zoom_options(fit: Fit, zoom: tuple[float, float], options: dict[str, Any]
-                 ) -> dict[str, Any]:
-    """:func:`plot_grid` options of the zoomed grid: ``options`` with ``ylim=zoom``.
-
-    Under the default forecast the zoom continues the curves past the data but draws no
-    new-size column: a larger model's curve runs below the plateau's loss range.
-    """
-    zoomed = {**options, "ylim": zoom}
-    if (zoomed.get("forecast", True) and zoomed.get("extend_to") is None
-            and not zoomed.get("add_N")):
-        zoomed["extend_to"] = default_forecast(fit)[0]
-    return zoomed
-
-
-def write_grid_figures(fit: Fit, out: str | Path, *, zoom: tuple[float, float] | None = None,
-                       **options: Any) -> dict[str, Path]:
-    """Write the grid figures of an output folder with :func:`plot_grid` ``options``.
-
-    ``grid.png`` and ``grid.svg`` at full scale and, given a ``zoom`` loss range,
-    ``grid_zoom.png``; returns their paths under the names
-    :func:`~bayeslaw.report.write_fit_outputs` gives them (``bayeslaw fit --xscale linear``
-    redraws its figures with this).
-    """
-    import matplotlib.pyplot as plt
-
-    out = Path(out)
-    paths = {}
-    fig = plot_grid(fit, **options)
-    try:
-        paths["grid figure (png)"] = save_figure(fig, out / "grid.png")
-        paths["grid figure (svg)"] = save_figure(fig, out / "grid.svg")
-    finally:
-        plt.close(fig)
-    if zoom is not None:
-        fig = plot_grid(fit, **zoom_options(fit, zoom, options))
-        try:
-            paths["grid figure, plateau zoom (png)"] = save_figure(fig, out / "grid_zoom.png")
-        finally:
-            plt.close(fig)
-    return paths
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False,
+               fontsize=8, **legend_options)
 
 
 def plot_backtest(data: Any, forecast: pd.DataFrame, *, title: str = "", max_runs: int = 12,
@@ -365,7 +125,7 @@ def plot_backtest(data: Any, forecast: pd.DataFrame, *, title: str = "", max_run
     Training points in grey ("Real (training)"), held-out truth in black ("Real
     (held-out)"), the forecast median dashed ("Pred (median)") with its central ``prob``
     band shaded.  ``forecast`` is a prediction table (``run``, ``D``, ``loss`` and the
-    ``median`` / ``lower_XX`` / ``upper_XX`` columns of :func:`~bayeslaw.predict.predict`),
+    ``median`` / ``lower_XX`` / ``upper_XX`` columns of :func:`~bayeslaw.prediction.predict`),
     ``data`` anything with the full table as ``.frame``.
     """
     import matplotlib.pyplot as plt
@@ -397,14 +157,8 @@ def plot_backtest(data: Any, forecast: pd.DataFrame, *, title: str = "", max_run
         drawn = [ax for ax in column if ax.get_visible()]
         if drawn:
             drawn[-1].set_xlabel("tokens (billions)", fontsize=8)
-    found: dict[str, Any] = {}
-    for ax in axes.flat:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            found.setdefault(lab, h)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.06 / nrow, 1, 1))
-    fig.legend(found.values(), found.keys(), loc="lower center", ncol=len(found),
-               frameon=False, fontsize=8)
+    found = legend_handles(axes)
+    finish_panels(fig, title, found.values(), found.keys(), 0.06 / nrow)
     return fig
 
 
@@ -443,7 +197,7 @@ def plot_residuals(fit: Fit, *, color_by: str | None = None, ax: Any = None,
     frame = fit.data.frame
     color_by = color_by or (C.T_M if C.T_M in frame.columns else C.N)
     if color_by not in frame.columns:
-        raise SpecError(f"color_by={color_by!r} is not a column of the fit's data")
+        raise ArgumentError(f"color_by={color_by!r} is not a column of the fit's data")
     resid = residuals(fit, seed=seed)
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.5))
@@ -480,8 +234,9 @@ def plot_final_losses(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
     ----------
     fit : Fit
     probs : sequence of float
-        Band probabilities.
+        Probabilities of the central bands drawn.
     kind : {"predictive", "epistemic"}
+        Bands of a new observed loss, or of the law's value alone.
     color_by : str, optional
         Column with one curve per level (default: the law's first covariate other than N).
     ax : matplotlib.axes.Axes, optional
@@ -590,8 +345,6 @@ def plot_group_effects(fit: Fit, *, prob: float = 0.9, seed: int = 0,
     for ax in list(axes.flat)[len(effects):]:
         ax.set_visible(False)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.suptitle(f"{fit.label}: group effects and their shrinkage", fontsize=10)
-    fig.tight_layout(rect=(0, 0.08 / nrow, 1, 1))
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False,
-               fontsize=8)
+    finish_panels(fig, f"{fit.label}: group effects and their shrinkage", handles, labels,
+                  0.08 / nrow)
     return fig

@@ -1,414 +1,25 @@
-"""Reports of fits: output folders and the HTML / Markdown report of one or several fits.
+"""The HTML / Markdown report of one or several fits.
 
-:func:`write_fit_outputs` writes a fit's folder (CSV, Markdown, JSON, figures).
-
-:func:`build_report` assembles the sections (data, priors and hierarchy, diagnostics,
-coefficients, fitted curves, residuals, group effects, derived quantities and, for several
-fits, a model comparison); :mod:`bayeslaw.report_html` renders them.
+:func:`build_report` assembles the sections of each fit (:mod:`bayeslaw.sections`: data,
+priors and hierarchy, diagnostics, coefficients, fitted curves, residuals, group effects,
+derived quantities) and, for several fits, a model comparison; :mod:`bayeslaw.report_html`
+renders them.  A fit's output folder is :mod:`bayeslaw.outputs`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
 from . import constants as C
-from .files import atomic_write, atomic_write_text
-from .report_html import Block, Image, Report, Section, figure_png, markdown_table, slug
+from .errors import ArgumentError
+from .report_html import Block, Image, Report, Section, figure_png
+from .sections import fit_sections
 
 if TYPE_CHECKING:  # pragma: no cover
     from .result import Fit
 
-__all__ = ["Report", "build_report", "diagnostics_markdown", "diagnostics_table",
-           "markdown_table", "write_fit_outputs"]
-
-
-def diagnostics_table(fit: Fit) -> pd.DataFrame:
-    """Each convergence check: its value, threshold and worst variable (strings)."""
-    d = fit.diagnostics
-    t = d.thresholds
-    rows = [
-        ("max R-hat", f"{d.max_rhat:.4f}", f"<= {t.max_rhat}", d.worst_rhat_var),
-        ("min bulk ESS", f"{d.min_ess_bulk:.0f}", f">= {t.min_ess:.0f}", d.worst_ess_var),
-        ("min tail ESS", f"{d.min_ess_tail:.0f}", f">= {t.min_ess:.0f}", ""),
-        ("divergences", str(d.divergences), f"<= {t.max_divergences}", ""),
-        ("min BFMI", f"{d.min_bfmi:.3f}", f">= {t.min_bfmi}", ""),
-    ]
-    table = pd.DataFrame(rows, columns=["check", "value", "threshold", "worst variable"])
-    return table.set_index("check")
-
-
-def _sampler_sentence(fit: Fit) -> str:
-    s = fit.provenance["sampler"]
-    if fit.approximate:
-        return (f"APPROXIMATE posterior: {s['chains'] * s['draws']} independent draws of the "
-                f"{fit.method} approximation (no MCMC), seed {fit.provenance['seed']}.")
-    return (f"Sampler: {s['backend']}, {s['chains']} chains x {s['draws']} draws "
-            f"({s['tune']} tuning), seed {fit.provenance['seed']}.")
-
-
-def diagnostics_markdown(fit: Fit) -> str:
-    """Diagnostics as a short Markdown section: what was checked and what failed."""
-    d = fit.diagnostics
-    verdict = (f"approximate ({fit.method}), not checked" if fit.approximate
-               else "converged" if d.ok else "NOT converged")
-    lines = ["# Sampling diagnostics", "",
-             f"Verdict: **{verdict}**"
-             + ("" if d.ok else " - " + "; ".join(d.failures)), "",
-             "| check | value | threshold | worst variable |", "|---|---|---|---|"]
-    lines += [f"| {check} | {' | '.join(row)} |"
-              for check, row in diagnostics_table(fit).iterrows()]
-    lines += ["", _sampler_sentence(fit)]
-    return "\n".join(lines) + "\n"
-
-
-def plateau_ylim(frame: pd.DataFrame) -> tuple[float, float] | None:
-    """Loss range of the second half (in log D) of every curve, where the bands are visible."""
-    if frame[C.RUN].nunique() == len(frame):
-        return None
-    upper = []
-    for _, g in frame.groupby(C.RUN):
-        logd = np.log(g[C.D].to_numpy())
-        upper.append(g[C.LOSS].to_numpy()[logd >= logd.min() + 0.5 * np.ptp(logd)].max())
-    lo, hi = float(frame[C.LOSS].min()), float(max(upper))
-    # 10% below: room for the curves' continuation past the data
-    return lo - 0.1 * (hi - lo), hi + 0.05 * (hi - lo)
-
-
-def write_fit_outputs(fit: Fit, out: Path, **grid_options: Any) -> dict[str, Path]:
-    """Write the grid figure (PNG, SVG), coefficient table (CSV, MD), diagnostics, fit.
-
-    ``grid_options`` go to :func:`~bayeslaw.plots.plot_grid` (``xscale``, ``forecast``, ...).
-    """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    from .plots import plot_final_losses, save_figure, write_grid_figures
-
-    out.mkdir(parents=True, exist_ok=True)
-    table = fit.summary()
-    paths = {
-        "coefficients (csv)": atomic_write(out / "coefficients.csv",
-                                           lambda tmp: table.to_csv(tmp)),
-        "coefficients (markdown)": atomic_write_text(
-            out / "coefficients.md",
-            f"# Coefficients of `{fit.label}`\n\nPosterior mean, sd, central 94% "
-            "interval, R-hat and effective sample sizes (an approximate fit has a method "
-            "column instead). `a`, `b`, `c` are each term's loss "
-            "contribution at the reference point "
-            f"({', '.join(f'{k} = {v:g}' for k, v in fit.spec.reference.items())}); "
-            "`A`, `B`, `C` are the textbook coefficients.\n\n" + markdown_table(table)),
-        "diagnostics (markdown)": atomic_write_text(out / "diagnostics.md",
-                                                    diagnostics_markdown(fit)),
-        "diagnostics (json)": atomic_write_text(
-            out / "diagnostics.json", json.dumps(fit.diagnostics.to_dict(), indent=2) + "\n"),
-    }
-    if C.D in fit.data.frame.columns:
-        paths.update(write_grid_figures(fit, out, zoom=plateau_ylim(fit.data.frame),
-                                        **grid_options))
-    else:  # final losses without D (e.g. ParScale): one figure against N, not the curve grid
-        fig = plot_final_losses(fit)
-        try:
-            paths["grid figure (png)"] = save_figure(fig, out / "grid.png")
-            paths["grid figure (svg)"] = save_figure(fig, out / "grid.svg")
-        finally:
-            plt.close(fig)
-    paths["saved fit"] = fit.save(out / "fit.nc")
-    return paths
-
-
-# ---------------------------------------------------------------------------------------
-# the HTML / Markdown report
-def _g(v: float) -> str:
-    return f"{v:.3g}"
-
-
-def _interval(values: np.ndarray, prob: float = 0.9) -> str:
-    """``median [lower, upper]`` of draws, three significant digits."""
-    lo, med, hi = np.quantile(values, [(1 - prob) / 2, 0.5, (1 + prob) / 2])
-    return f"{_g(med)} [{_g(lo)}, {_g(hi)}]"
-
-
-def _prior_text(prior: Any) -> str:
-    if isinstance(prior, float):
-        return f"fixed sd {prior:g}"
-    return f"{prior.dist}({', '.join(f'{k}={v:g}' for k, v in prior.params.items())})"
-
-
-def _data_section(fit: Fit, title: str, level: int) -> Section:
-    s = fit.data.summary()
-    rows = {"runs": str(s["runs"]), "points": str(s["points"]),
-            "N levels": str(s["N_levels"])}
-    for col in (c for c in (C.N, C.D, C.LOSS) if f"{c}_range" in s):
-        lo, hi = s[f"{col}_range"]
-        rows[f"{col} range"] = f"{_g(lo)} - {_g(hi)}"
-    if "T_m_levels" in s:
-        rows["T_m levels"] = ", ".join(f"{t:g}" for t in s["T_m_levels"])
-    rows["source"] = f"{fit.data.source} (sha256 {fit.data.sha256[:12]})"
-    if fit.data.notes:
-        rows["transformations"] = "; ".join(fit.data.notes)
-    table = pd.DataFrame({"value": rows}).rename_axis("quantity")
-    return Section(title, (Block(
-        f"The fit saw {s['points']} observed losses on {s['runs']} training curves; ranges "
-        "are the smallest and largest value over all points.", table),), level)
-
-
-def _spec_section(fit: Fit, title: str, level: int) -> Section:
-    spec, law = fit.spec, fit.spec.law_obj
-    ref = ", ".join(f"{k} = {spec.reference[k]:g}" for k in law.reference_keys)
-    priors = pd.DataFrame({
-        "description": [p.description for p in law.params],
-        "unit": [p.unit for p in law.params],
-        "prior": [f"fixed at {spec.fixed[p.name]:g}" if p.name in spec.fixed
-                  else _prior_text(spec.priors[p.name]) for p in law.params],
-    }, index=pd.Index(law.param_names, name="parameter"))
-    blocks = [
-        Block(f"Law `{law.name}`, written with centered coefficients: `a`, `b`, `c` are each "
-              f"term's loss contribution at the reference point {ref}.", code=law.formula),
-        Block("Priors of the law's parameters (on the centered scale); fixed parameters are "
-              "not sampled.", priors),
-    ]
-    post = fit.idata.posterior
-    if spec.effects:
-        from .plan import level_dim
-
-        effects = pd.DataFrame({
-            "parameter": [e.param for e in spec.effects],
-            "varies by": [e.group for e in spec.effects],
-            "levels": [int(post[e.name].sizes[level_dim(e.group)]) if e.name in post else 0
-                       for e in spec.effects],
-            "pooling": [e.pooling for e in spec.effects],
-            "sd prior": [_prior_text(e.scale) for e in spec.effects],
-        }, index=pd.Index([e.name for e in spec.effects], name="effect"))
-        blocks.append(Block("Group effects: each parameter varies by the levels of a column, "
-                            "added on its link scale (log for positive parameters) with a "
-                            "learned spread (partial pooling).", effects))
-    else:
-        blocks.append(Block("The spec has no group effects: every curve shares one set of "
-                            "parameters (complete pooling)."))
-    lk = spec.likelihood
-    rows = {"family": lk.family, "noise scale sigma": _prior_text(lk.sigma),
-            "noise varies by": lk.sigma_by or "none"}
-    if lk.sigma_spread is not None:
-        rows["spread of log sigma"] = _prior_text(lk.sigma_spread)
-    if lk.nu is not None:
-        rows["degrees of freedom nu"] = _prior_text(lk.nu)
-    if lk.sigma_decay is not None:
-        rows["noise decay with D (exponent)"] = _prior_text(lk.sigma_decay)
-    if lk.ar1 is not None:
-        rows["within-run AR(1) correlation"] = _prior_text(lk.ar1)
-    if lk.walk is not None:
-        rows["random-walk drift per e-fold of tokens"] = _prior_text(lk.walk)
-        rows["random walk's spread at the reference D"] = _prior_text(lk.walk_start)
-        rows["random walk's Hurst exponent"] = (_prior_text(lk.walk_hurst)
-                                                if lk.walk_hurst is not None else "1/2 (fixed)")
-    if lk.sigma_relative:
-        rows["noise scale relative to"] = "the law's value (sigma is a fraction of the loss)"
-    blocks.append(Block("Observation model: how an observed loss scatters around the law.",
-                        pd.DataFrame({"value": rows}).rename_axis("likelihood")))
-    return Section(title, tuple(blocks), level)
-
-
-def _diagnostics_section(fit: Fit, title: str, level: int) -> Section:
-    d = fit.diagnostics
-    verdict = (f"APPROXIMATE: {d.failures[0]}." if fit.approximate
-               else "All convergence checks passed." if d.ok
-               else "Sampling did NOT converge: " + "; ".join(d.failures) + ".")
-    return Section(title, (Block(
-        f"{verdict} Each row is a check's worst value over every posterior variable, against "
-        f"its threshold. {_sampler_sentence(fit)}", diagnostics_table(fit)),), level)
-
-
-def _coefficient_section(fit: Fit, title: str, level: int) -> Section:
-    table = fit.summary()
-    pct = f"{C.TABLE_PROB * 100:g}%"
-    return Section(title, (Block(
-        f"Posterior mean, sd and central {pct} interval of each coefficient, with R-hat and "
-        "effective sample sizes; `A`, `B`, `C` are the textbook coefficients and `_sd` rows "
-        "the spread of group effects.", table),), level)
-
-
-def _curves_section(fit: Fit, title: str, level: int, tag: str) -> Section:
-    from .plots import plot_final_losses, plot_grid, zoom_options
-
-    if C.D not in fit.data.frame.columns:  # final losses only (e.g. ParScale's N x P grid)
-        return Section(title, (Block(
-            "Every observed final loss (dots) beside the posterior median (dashed) and the 50% "
-            "and 90% predictive bands of a new observation, against model size.",
-            image=Image(f"{tag}final", figure_png(plot_final_losses(fit)),
-                        "final losses with credible bands")),), level)
-
-    blocks = [Block("Every observed curve (Real, black) beside the posterior median (Pred, "
-                    "dashed) and the 50% and 90% predictive bands of a new observation, "
-                    "continued past the data to twice the largest D (a dotted line marks the "
-                    "end of the data), with one more column forecasting the sweep's next "
-                    "model size.",
-                    image=Image(f"{tag}grid", figure_png(plot_grid(fit)), "grid of fitted "
-                                "curves with credible bands"))]
-    zoom = plateau_ylim(fit.data.frame)
-    if zoom is not None:
-        blocks.append(Block("The same grid zoomed on the second half (in log D) of every curve, "
-                            "where the bands are visible (without the new size's column).",
-                            image=Image(f"{tag}grid-zoom",
-                                        figure_png(plot_grid(fit, **zoom_options(fit, zoom,
-                                                                                 {}))),
-                                        "grid zoomed on the plateau")))
-    return Section(title, tuple(blocks), level)
-
-
-def _residual_section(fit: Fit, title: str, level: int, tag: str) -> Section:
-    from .likelihood import residuals
-    from .plots import plot_residuals
-
-    frame = fit.data.frame
-    by = next((c for c in (C.T_M, C.P) if c in frame.columns), C.N)
-    against = "tokens" if C.D in frame.columns else "model size"
-    resid = pd.Series(residuals(fit), index=frame.index)
-    table = resid.groupby(frame[by]).agg(
-        points="size", mean="mean", sd="std", max_abs=lambda r: float(np.abs(r).max()))
-    table.index = table.index.map(lambda v: f"{v:g}")
-    return Section(title, (
-        Block(f"Observed loss minus the posterior median of the law, against {against}, "
-              f"one colour per {by}: a good fit scatters around zero with no trend.",
-              image=Image(f"{tag}residuals", figure_png(plot_residuals(fit, color_by=by)),
-                          f"residuals against {against}")),
-        Block(f"Residuals per {by} level (nats): a mean far from zero is a systematic misfit, "
-              "the sd is the typical error of one point.", table),
-    ), level)
-
-
-def _effects_section(fit: Fit, title: str, level: int, tag: str) -> Section:
-    from .plots import plot_group_effects
-
-    if not fit.spec.effects:
-        return Section(title, (Block("No group effects: nothing is pooled."),), level)
-    return Section(title, (Block(
-        "Each level's effect (posterior median and 90% interval) against the population value "
-        "(zero, vertical line); the shaded band is where a new level's effect falls with 90% "
-        "probability, so levels inside it are shrunk towards the population.",
-        image=Image(f"{tag}effects", figure_png(plot_group_effects(fit)),
-                    "forest plot of group effects")),), level)
-
-
-def _config_columns(fit: Fit) -> list[str]:
-    """Columns a forecast point needs besides ``N`` and ``D``.
-
-    The law's other covariates (``T_m``, ``P``, ``N_once``, ...) and the group columns of
-    the spec's effects and noise scale (``model.groups_of``) other than ``run``.  Not a
-    run's ``horizon``: a forecast here is a run trained to its ``D``.
-    """
-    from .plan import groups_of
-
-    cols = [c for c in fit.spec.law_obj.covariates if c not in (C.N, C.D, C.HORIZON)]
-    cols += [g for g in groups_of(fit.spec) if g not in (C.RUN, C.N, C.D)]
-    return list(dict.fromkeys(cols))
-
-
-def _forecast_table(fit: Fit, points: pd.DataFrame, others: list[str], label: str,
-                    seed: int) -> pd.DataFrame:
-    """Epistemic median and 90% interval at ``points``, indexed by the ``others`` columns."""
-    from .prediction import predict
-
-    pred = predict(fit, points, kind="epistemic", probs=(0.9,), seed=seed).table
-    table = pred[[*others, "median", "lower_90", "upper_90"]].copy()
-    for col in others:  # index labels as the report prints numbers: 4, not 4.0
-        if pd.api.types.is_numeric_dtype(table[col]):
-            table[col] = [f"{v:g}" for v in table[col]]
-    return table.set_index(others) if others else table.rename(index={0: label})
-
-
-def _derived_section(fit: Fit, title: str, level: int, budget: float | None,
-                     seed: int) -> Section:
-    from . import derived
-
-    frame, law = fit.data.frame, fit.spec.law_obj
-    if C.D not in law.covariates:
-        return _derived_without_D(fit, title, level, seed)
-    has_T = C.T_M in law.covariates
-    n_max, d_max = float(frame[C.N].max()), float(frame[C.D].max())
-    # every configuration (depth, streams, group level, ...) the largest model was run with
-    others = _config_columns(fit)
-    biggest = frame.loc[frame[C.N] == n_max].sort_values(C.D)
-    configs = (biggest[others].drop_duplicates().sort_values(others) if others
-               else pd.DataFrame(index=[0]))
-    points = derived.runs_end_at_D(
-        law, configs.assign(**{C.N: n_max, C.D: 10 * d_max}).reset_index(drop=True))
-    at = _forecast_table(fit, points, others, "-", seed)
-    blocks = [Block(f"Forecast of the law's value (epistemic: no observation noise) at the "
-                    f"largest model size N = {_g(n_max)}, for each configuration it was run "
-                    f"with, trained on ten times the most tokens seen, D = {_g(10 * d_max)}: "
-                    "posterior median and 90% interval.", at)]
-    extra = derived._beyond_N(fit)
-    if extra:
-        blocks.append(Block(f"No compute-optimal allocation: law {law.name!r} needs "
-                            f"{', '.join(extra)} besides N, D and T_m, so neither its model "
-                            "size nor its cost per token is one number N to search over. "
-                            "Forecast chosen configurations with `bayeslaw.predict`."))
-    else:
-        depths = sorted(float(t) for t in frame[C.T_M].unique()) if has_T else [None]
-        largest = derived.largest_run_compute(fit)
-        why = "" if budget else " (ten times the largest run)"
-        budget = budget or 10 * largest
-        cost = "6 N T_m" if has_T else "6 N"
-
-        def key(t: float | None) -> str:
-            return "-" if t is None else f"{t:g}"
-
-        opt = {key(t): derived.compute_optimal(fit, budget, T_m=t, seed=seed) for t in depths}
-        opt_table = pd.DataFrame(
-            {k: {q: _interval(v) for q, v in r.as_dict().items()}
-             | {"at_grid_edge": f"{r.columns['at_grid_edge']['N_opt']:.0%}"}
-             for k, r in opt.items()}).T.rename_axis(C.T_M)
-        blocks.append(Block(
-            f"Compute-optimal allocation at a budget of C = {_g(budget)} FLOPs{why}, at a "
-            f"cost of {cost} FLOPs per token: per posterior draw, the N and "
-            f"D = C / ({cost}) that minimise a typical curve's loss (group effects other "
-            "than T_m's at their population value), as median [90% interval]; "
-            "`at_grid_edge` is the share of draws whose optimum hit the search grid's end.",
-            opt_table))
-    if has_T:
-        # the largest model's other columns, as in its longest run
-        fixed = {c: biggest[c].iloc[-1] for c in others if c != C.T_M}
-        given = derived._given(fixed)
-        candidates = sorted({1.0, 2.0, 4.0, 8.0, 16.0}
-                            | {float(t) for t in frame[C.T_M].unique()})
-        best = derived.best_T_m(fit, n_max, d_max, candidates, columns=fixed, seed=seed)
-        blocks.append(Block(f"Which depth T_m gives the lowest loss at N = {_g(n_max)}, "
-                            f"D = {_g(d_max)}{given}: the loss per depth and the posterior "
-                            "probability `p_best` that it is the lowest (unfitted depths draw "
-                            "their effects from the population).",
-                            best.summary().rename_axis("candidate")))
-        if not extra:
-            at_budget = derived.best_T_m_at_budget(fit, n_max, largest, candidates,
-                                                   columns=fixed, seed=seed)
-            blocks.append(Block(f"The same at N = {_g(n_max)} and the largest run's compute, "
-                                f"{_g(largest)} FLOPs: a deeper loop costs more per token, so "
-                                "it sees fewer tokens, D = C / (6 N T_m).",
-                                at_budget.summary().rename_axis("candidate")))
-    return Section(title, tuple(blocks), level)
-
-
-def _derived_without_D(fit: Fit, title: str, level: int, seed: int) -> Section:
-    """Forecasts at twice the largest N for a law without a data term (no compute split)."""
-    frame = fit.data.frame
-    others = _config_columns(fit)
-    n_new = 2 * float(frame[C.N].max())
-    grid = (frame[others].drop_duplicates().sort_values(others) if others
-            else pd.DataFrame(index=[0]))
-    points = grid.assign(**{C.N: n_new}).reset_index(drop=True)
-    table = _forecast_table(fit, points, others, f"N = {n_new:g}", seed)
-    return Section(title, (Block(
-        f"Forecast of the law's value (epistemic) at twice the largest model size, "
-        f"N = {_g(n_new)}, per level of {', '.join(others) or 'the data'}: posterior median "
-        "and 90% interval. The law has no data term, so there is no compute-optimal split of "
-        "a budget between N and D.", table),), level)
+__all__ = ["Report", "build_report"]
 
 
 def _comparison_section(comparison: Any, level: int) -> Section:
@@ -428,39 +39,6 @@ def _comparison_section(comparison: Any, level: int) -> Section:
     return Section("Model comparison", tuple(blocks), level)
 
 
-def fit_sections(fit: Fit, *, name: str | None = None, level: int = 2,
-                 budget: float | None = None, seed: int = 0) -> list[Section]:
-    """The report sections of one fit (titles prefixed with ``name`` when given).
-
-    Parameters
-    ----------
-    fit : Fit
-    name : str, optional
-        The fit's name in a report of several fits (prefixes titles and figure files).
-    level : int
-        Heading level of the sections (2, or 3 under a per-model heading).
-    budget : float, optional
-        Compute budget (FLOPs) of the compute-optimal table; default ten times the largest
-        run's compute (:func:`bayeslaw.derived.largest_run_compute`).
-    seed : int
-        Seed of every posterior-predictive draw.
-    """
-    tag = f"report-{slug(name)}-" if name else "report-"
-    pre = f"{name}: " if name else ""
-    if fit.approximate:  # every section's title says so
-        pre += f"(approximate: {fit.method}) "
-    return [
-        _data_section(fit, f"{pre}Data", level),
-        _spec_section(fit, f"{pre}Priors and hierarchy", level),
-        _diagnostics_section(fit, f"{pre}Diagnostics", level),
-        _coefficient_section(fit, f"{pre}Coefficients", level),
-        _curves_section(fit, f"{pre}Fitted curves", level, tag),
-        _residual_section(fit, f"{pre}Residuals", level, tag),
-        _effects_section(fit, f"{pre}Group effects", level, tag),
-        _derived_section(fit, f"{pre}Derived quantities", level, budget, seed),
-    ]
-
-
 def build_report(fits: Fit | Mapping[str, Fit], *, title: str | None = None,
                  budget: float | None = None, comparison: Any = None,
                  seed: int = 0) -> Report:
@@ -477,7 +55,7 @@ def build_report(fits: Fit | Mapping[str, Fit], *, title: str | None = None,
         run's compute (:func:`bayeslaw.derived.largest_run_compute`).
     comparison : object, optional
         A precomputed comparison with ``table``, ``plot()`` and ``summary_sentence()``;
-        default :func:`bayeslaw.compare.compare` of ``fits`` when there are several.
+        default :func:`bayeslaw.comparison.compare` of ``fits`` when there are several.
     seed : int
         Seed of every posterior-predictive draw (the report is reproducible).
 
@@ -488,7 +66,7 @@ def build_report(fits: Fit | Mapping[str, Fit], *, title: str | None = None,
     """
     named = dict(fits) if isinstance(fits, Mapping) else {"fit": fits}
     if not named:
-        raise ValueError("build_report needs at least one fit")
+        raise ArgumentError("build_report needs at least one fit")
     sections: list[Section] = []
     if len(named) == 1:
         only = next(iter(named.values()))

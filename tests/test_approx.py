@@ -53,7 +53,7 @@ def test_laplace_is_exact_for_a_normal_posterior():
 def test_an_approximate_fit_says_so_everywhere(laplace_fit, tmp_path):
     import matplotlib.pyplot as plt
 
-    from bayeslaw.plots import plot_grid
+    from bayeslaw.grid_figure import plot_grid
     from bayeslaw.report import build_report
     from bayeslaw.result import Fit
 
@@ -131,9 +131,10 @@ def test_a_five_fold_backtest_compiles_each_structure_once(small_sweep):
     """Count the compiles: every structure the folds need is compiled at most once (and not
     at all when an earlier test compiled it), and a second backtest compiles nothing."""
     from bayeslaw import modelcache
-    from bayeslaw.backtesting import backtest, parse_split
+    from bayeslaw.backtesting import backtest
     from bayeslaw.catalog import load_spec
     from bayeslaw.plan import make_plan
+    from bayeslaw.splits import parse_split
 
     data, spec = small_sweep[0], load_spec(law="looped_total")
     parts = parse_split(data, "kfold:5", seed=1)

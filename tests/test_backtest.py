@@ -7,9 +7,11 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.backtesting import backtest, baseline_scores, parse_split, score, table_notes
+from bayeslaw.backtesting import backtest
 from bayeslaw.catalog import load_spec
-from bayeslaw.errors import DataError, SpecError
+from bayeslaw.errors import ArgumentError, DataError
+from bayeslaw.scoring import baseline_scores, score, table_notes
+from bayeslaw.splits import parse_split
 
 
 def test_prefix_split(small_sweep):
@@ -83,20 +85,20 @@ def test_kfold_split_partitions_runs(small_sweep):
 
 
 @pytest.mark.parametrize("split, error, match", [
-    ("prefix:1.5", SpecError, r"must lie in \(0, 1\)"),
-    ("prefix:x", SpecError, "takes a fraction"),
-    ("level:lr=1", SpecError, "COLUMN=VALUE with a column of the data"),
+    ("prefix:1.5", ArgumentError, r"must lie in \(0, 1\)"),
+    ("prefix:x", ArgumentError, "takes a fraction"),
+    ("level:lr=1", ArgumentError, "COLUMN=VALUE with a column of the data"),
     ("level:T_m=3", DataError, "no rows with T_m = 3"),
-    ("kfold:1", SpecError, "2 <= K"),
-    ("kfold:x", SpecError, "takes a number of folds"),
-    ("holdout", SpecError, "unknown split"),
-    ("largest-N:0", SpecError, r"largest-N fraction must lie in \(0, 1\), got 0.0"),
-    ("largest-N:1", SpecError, r"must lie in \(0, 1\), got 1.0 in 'largest-N:1'"),
-    ("largest-N:x", SpecError, "largest-N takes a fraction of the runs, e.g. largest-N:0.1"),
+    ("kfold:1", ArgumentError, "2 <= K"),
+    ("kfold:x", ArgumentError, "takes a number of folds"),
+    ("holdout", ArgumentError, "unknown split"),
+    ("largest-N:0", ArgumentError, r"largest-N fraction must lie in \(0, 1\), got 0.0"),
+    ("largest-N:1", ArgumentError, r"must lie in \(0, 1\), got 1.0 in 'largest-N:1'"),
+    ("largest-N:x", ArgumentError, "largest-N takes a fraction of the runs, e.g. largest-N:0.1"),
     # 3 sizes of 3 runs each: all but the smallest cover 6 of 9 runs
-    ("largest-N:0.7", SpecError, "would hold out every model size: all but the smallest of "
-                                 "the 3 sizes cover 0.667 of the 9 runs"),
-    ("largest-N:0.7+prefix:0.5", SpecError, "would hold out every model size"),
+    ("largest-N:0.7", ArgumentError, "would hold out every model size: all but the smallest "
+                                     "of the 3 sizes cover 0.667 of the 9 runs"),
+    ("largest-N:0.7+prefix:0.5", ArgumentError, "would hold out every model size"),
 ])
 def test_split_errors(small_sweep, split, error, match):
     data, _ = small_sweep
@@ -124,13 +126,13 @@ def test_held_out_runs_continued_from_their_prefix(small_sweep):
     assert part.name == "largest-N+prefix:0.25"
     assert (part.test == big & (f["D"] > 0.25 * f.groupby("run")["D"].transform("max"))).all()
     for bad in ("prefix:0.5+kfold:3", "kfold:3+largest-N", "kfold:3+prefix:0.5+prefix:0.2"):
-        with pytest.raises(SpecError, match="RUNS\\+prefix:F"):
+        with pytest.raises(ArgumentError, match="RUNS\\+prefix:F"):
             parse_split(data, bad)
 
 
 def test_short_of_levels_names_what_a_training_part_lacks(small_sweep):
     """Holding out a level can leave the law unidentified; the other splits keep every level."""
-    from bayeslaw.backtesting import short_of_levels
+    from bayeslaw.splits import short_of_levels
 
     data, _ = small_sweep
     spec = load_spec(law="looped_total")

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from bayeslaw import metrics
-from bayeslaw.backtesting import backtest, parse_split
+from bayeslaw.backtesting import backtest
+from bayeslaw.splits import parse_split
 
 
 @pytest.fixture()

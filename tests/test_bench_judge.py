@@ -166,8 +166,8 @@ def test_bench_rows_report_both_kinds_of_band_for_both_methods(bench):
 
 def test_fold_seeds_choose_and_report_on_different_folds(bench):
     import bayeslaw as bl
-    from bayeslaw.backtesting import parse_split
     from bayeslaw.simulate import bundled_path
+    from bayeslaw.splits import parse_split
     from benchmarks.bench_backtest import REPORT_SEED, SELECT_SEED  # importable as the issue asks
 
     assert (SELECT_SEED, REPORT_SEED) == (bench.SELECT_SEED, bench.REPORT_SEED)

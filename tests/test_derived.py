@@ -11,7 +11,7 @@ from bayeslaw.derived import (
     largest_run_compute,
     loss_at,
 )
-from bayeslaw.errors import SpecError
+from bayeslaw.errors import ArgumentError
 
 
 def _level(fit, name, value):
@@ -60,7 +60,7 @@ def test_loss_at_predictive_adds_noise_and_new_levels_are_seeded(stored_fit):
 
 
 def test_loss_at_needs_T_m_for_looped_law(stored_fit):
-    with pytest.raises(SpecError, match="give T_m"):
+    with pytest.raises(ArgumentError, match="give T_m"):
         loss_at(stored_fit, 1e9, 1e11)
 
 
@@ -90,7 +90,7 @@ def test_compute_optimal_scales_with_budget_and_cost(stored_fit):
     custom = compute_optimal(stored_fit, 1e21, T_m=4, cost_per_token=lambda n, t: 2 * n * t)
     np.testing.assert_allclose(2 * custom.draws["N_opt"] * 4 * custom.draws["D_opt"], 1e21,
                                rtol=1e-12)
-    with pytest.raises(SpecError, match="budget"):
+    with pytest.raises(ArgumentError, match="budget"):
         compute_optimal(stored_fit, -1.0, T_m=4)
 
 
@@ -115,7 +115,7 @@ def test_best_T_m_at_budget_spends_the_budget(stored_fit):
         expected = loss_at(f, N, C / (6 * N * t), t).draws
         np.testing.assert_allclose(result.draws[f"T_m={t}"], expected, rtol=1e-10)
     assert sum(result.columns["p_best"].values()) == pytest.approx(1.0)
-    with pytest.raises(SpecError, match="distinct"):
+    with pytest.raises(ArgumentError, match="distinct"):
         best_T_m(f, N, 1e10, candidates=(4, 4))
 
 

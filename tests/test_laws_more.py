@@ -425,7 +425,7 @@ def test_report_forecasts_fill_every_column_the_spec_needs(name):
     spec's group columns (peak_lr, dataset); a compute-optimal table only where the model
     size and its cost are one number N."""
     from bayeslaw.derived import compute_optimal, loss_at
-    from bayeslaw.report import _config_columns, _derived_section
+    from bayeslaw.sections import _config_columns, _derived_section
 
     from .conftest import prior_fit
 

@@ -296,9 +296,9 @@ def test_walk_fit_draws_its_grid_and_report(curves):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from bayeslaw.plots import plot_grid
-    from bayeslaw.report import _spec_section
+    from bayeslaw.grid_figure import plot_grid
     from bayeslaw.report_html import Report
+    from bayeslaw.sections import _spec_section
 
     fake = prior_fit(noise_spec(NOISE["walk+hurst"]), curves, seed=13, draws=20)
     fig = plot_grid(fake, extend_to=8e10, n_grid=30)

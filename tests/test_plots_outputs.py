@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 from bayeslaw.data import run_label, size_label
-from bayeslaw.plots import log_ticks, next_N, plot_backtest, plot_grid, save_figure
+from bayeslaw.grid_figure import next_N, plateau_ylim, plot_grid
+from bayeslaw.outputs import save_figure, write_fit_outputs
+from bayeslaw.plots import log_ticks, plot_backtest
 from bayeslaw.prediction import predict
-from bayeslaw.report import plateau_ylim, write_fit_outputs
 from bayeslaw.report_html import markdown_table
 from bayeslaw.result import Fit
 
@@ -137,15 +138,15 @@ def _grid_checks(fig, fit, xscale, new_column=True):
 @pytest.fixture()
 def saved_figures(monkeypatch):
     """Every figure ``save_figure`` writes, by file name (the last one written wins)."""
-    import bayeslaw.plots
+    import bayeslaw.outputs
 
-    real, figures = bayeslaw.plots.save_figure, {}
+    real, figures = bayeslaw.outputs.save_figure, {}
 
     def spy(fig, path):
         figures[Path(path).name] = fig
         return real(fig, path)
 
-    monkeypatch.setattr(bayeslaw.plots, "save_figure", spy)
+    monkeypatch.setattr(bayeslaw.outputs, "save_figure", spy)
     return figures
 
 
@@ -209,9 +210,9 @@ def test_plot_command_xscale_and_no_forecast(saved_figures, stored_fit, tmp_path
 
 
 def test_plot_grid_refuses_an_unknown_xscale(stored_fit):
-    from bayeslaw.errors import SpecError
+    from bayeslaw.errors import ArgumentError
 
-    with pytest.raises(SpecError, match="xscale must be 'log' or 'linear'"):
+    with pytest.raises(ArgumentError, match="xscale must be 'log' or 'linear'"):
         plot_grid(stored_fit, xscale="symlog")
 
 

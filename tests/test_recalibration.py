@@ -10,10 +10,11 @@ import pytest
 from scipy import stats
 
 from bayeslaw import metrics
-from bayeslaw.backtesting import Recalibration, backtest, inner_split, parse_split
+from bayeslaw.backtesting import Recalibration, backtest
 from bayeslaw.catalog import load_spec
-from bayeslaw.errors import DataError, SpecError
+from bayeslaw.errors import ArgumentError, DataError
 from bayeslaw.prediction import summarise
+from bayeslaw.splits import inner_split, parse_split
 
 S = 20_000
 GRID = stats.norm.ppf((np.arange(S) + 0.5) / S)  # N(0, 1) draws, as a quantile grid
@@ -67,7 +68,7 @@ def test_recalibrated_bands_hold_their_share_of_new_points():
     for p in (0.5, 0.9):
         assert abs(metrics.coverage(new, *cal.band(p), p).rate - p) < 0.045
     assert raw < 0.7
-    with pytest.raises(SpecError, match="got kind='epistemic'"):
+    with pytest.raises(ArgumentError, match="got kind='epistemic'"):
         rec.apply(summarise(pred.table[["x"]], pred.draws, "epistemic", (0.9,)))
     # the shift is learned too: the median moves to the truth's 0.3.  From 5,000 inner
     # truths the learned median is the sample median of N(0.3, 2^2): sd 1.2533 * 2 /

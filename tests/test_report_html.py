@@ -382,7 +382,7 @@ def test_fit_outputs_of_final_losses_without_D(tmp_path):
 
     import bayeslaw as bl
     from bayeslaw.inference import sample_prior_predictive
-    from bayeslaw.report import write_fit_outputs
+    from bayeslaw.outputs import write_fit_outputs
     from bayeslaw.result import Fit
 
     rows = [{"N": n, "P": float(p), "loss": 1.0 + 0.3 * (n / 1e9) ** -0.2 - 0.01 * p}
