@@ -148,9 +148,10 @@ def _ic_pointwise(result: Fit, ic: str) -> tuple[np.ndarray, float, np.ndarray |
 
 
 def _refit_settings(result: Fit, fit_kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    sampler = result.provenance.get("sampler", {})
-    keep = {k: sampler[k] for k in ("draws", "tune", "chains", "backend", "target_accept")
-            if k in sampler}
+    """The settings of a refit: the fit's own sampler settings and seed, then ``fit_kwargs``."""
+    s = result.settings
+    keep = {"draws": s.draws, "tune": s.tune, "chains": s.chains, "backend": s.backend,
+            "target_accept": s.target_accept}
     return {"seed": result.provenance.get("seed", C.DEFAULT_SEED), **keep, **fit_kwargs}
 
 

@@ -38,12 +38,12 @@ def diagnostics_table(fit: Fit) -> pd.DataFrame:
 
 def sampler_sentence(fit: Fit) -> str:
     """One sentence saying how the draws were made: sampler, chains, draws, seed."""
-    s = fit.provenance["sampler"]
+    s = fit.settings
     if fit.approximate:
-        return (f"APPROXIMATE posterior: {s['chains'] * s['draws']} independent draws of the "
+        return (f"APPROXIMATE posterior: {s.chains * s.draws} independent draws of the "
                 f"{fit.method} approximation (no MCMC), seed {fit.provenance['seed']}.")
-    return (f"Sampler: {s['backend']}, {s['chains']} chains x {s['draws']} draws "
-            f"({s['tune']} tuning), seed {fit.provenance['seed']}.")
+    return (f"Sampler: {s.backend}, {s.chains} chains x {s.draws} draws "
+            f"({s.tune} tuning), seed {fit.provenance['seed']}.")
 
 
 def diagnostics_markdown(fit: Fit) -> str:

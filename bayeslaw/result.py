@@ -18,6 +18,7 @@ from .errors import ApproximationWarning, ConvergenceError, ConvergenceWarning, 
 from .files import atomic_write
 from .likelihood import pointwise_log_likelihood
 from .posterior import Posterior
+from .settings import SamplerSettings
 from .spec import ModelSpec
 
 
@@ -59,6 +60,12 @@ class Fit(Posterior):
         thresholds = thresholds or Thresholds()
         diag = judge(idata, str(provenance.get("method", "nuts")), thresholds)
         return cls(idata, spec, data, provenance, diag, thresholds)
+
+    @property
+    def settings(self) -> SamplerSettings:
+        """The sampler settings the draws were made with (the spec's, with any overrides)."""
+        recorded = self.provenance.get("sampler")
+        return SamplerSettings.from_dict(recorded) if recorded is not None else self.spec.sampler
 
     @property
     def method(self) -> str:
