@@ -127,7 +127,7 @@ def _points(fit: Fit, N: Any, D: Any, T_m: Any,
             columns: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Points ``(N, D[, T_m])`` broadcast together, with the extra ``columns``.
 
-    A law that needs a run's ``horizon`` (:func:`bayeslaw.laws.chinchilla_anneal`) gets
+    A law that needs a run's ``horizon`` (:func:`bayeslaw.formulas.chinchilla_anneal`) gets
     ``horizon = D`` unless ``columns`` gives one: the loss of a run trained to ``D``.
     """
     law = fit.spec.law_obj
