@@ -590,3 +590,24 @@ def test_docs_use_only_top_level_names():
     assert not found, ("the README and the notebooks import only `bayeslaw` (as bl) and "
                        "`bayeslaw.testing`, and use only names the package exports:\n"
                        + "\n".join(sorted(set(found))))
+
+
+# ARCHITECTURE.md stays true: every module has a row, in a layer above everything it imports
+def test_architecture_md_lists_every_module_above_its_imports():
+    """Each module of the package has a row ``| layer | `bayeslaw/x.py` | ... |`` in
+    ARCHITECTURE.md, and its layer is above the layer of every module it imports (imports
+    inside functions included), so the table's order is the direction data flows."""
+    doc = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    layer = {m.group(2): int(m.group(1))
+             for m in re.finditer(r"^\| (\d+) \| `bayeslaw/(\w+)\.py`", doc, re.M)}
+    edges = [e for e in import_edges(read_package(PKG)) if e.source != "bayeslaw"]
+    names = {m.rsplit(".", 1)[-1] for m in read_package(PKG) if m != "bayeslaw"}
+    missing = sorted(names - set(layer))
+    assert not missing, f"ARCHITECTURE.md has no row for {missing}"
+    stale = sorted(set(layer) - names)
+    assert not stale, f"ARCHITECTURE.md lists modules that do not exist: {stale}"
+    wrong = sorted({f"{e.where}: {a} (layer {layer[a]}) imports {b} (layer {layer[b]})"
+                    for e in edges
+                    for a, b in [(e.source.rsplit(".", 1)[-1], e.target.rsplit(".", 1)[-1])]
+                    if a in layer and b in layer and layer[b] >= layer[a]})
+    assert not wrong, "ARCHITECTURE.md's layers do not follow the imports:\n" + "\n".join(wrong)
