@@ -9,7 +9,7 @@ to every variable, exactly as NUTS draws are.  ``method="pathfinder"`` runs pymc
 Both give independent draws, not a Markov chain, stored as one chain: R-hat, ESS and
 divergences do not apply.  Each reports the Pareto k of its importance ratios (pathfinder's
 own; for Laplace, posterior / approximation at its draws) as the approximation's own check.
-:class:`bayeslaw.fit.Fit` labels such a fit approximate in its summary, figures, report and
+:class:`bayeslaw.Fit` labels such a fit approximate in its summary, figures, report and
 saved file, and ``bayeslaw check`` refuses it.  How close
 each approximation comes to NUTS is measured in ``benchmarks/bench_approx.py``.
 """

@@ -6,7 +6,7 @@ intervals come from a bootstrap over runs (as Epoch AI's replication, Besiroglu 
 The law is the same registered function the Bayesian model uses (``xp=numpy``), with every
 positive parameter optimised on the log scale and fixed offsets taken from the spec.
 
-Two kinds of band, as :func:`bayeslaw.predict.predict` makes:
+Two kinds of band, as :func:`bayeslaw.predict` makes:
 
 * ``epistemic`` - the law at each bootstrap replicate's coefficients: the uncertainty of the
   fit alone, no noise (what the bootstrap of Epoch's replication gives);

@@ -17,7 +17,7 @@ def r2(y: np.ndarray, pred: np.ndarray) -> float:
 
     Not defined when the observations have no spread (``SS_tot = 0``: one point, or all
     equal): NaN then, without numpy's divide-by-zero warning (a backtest says so in its
-    notes, :func:`bayeslaw.backtest.table_notes`).
+    notes, :func:`bayeslaw.scoring.table_notes`).
     """
     y, pred = np.asarray(y, float), np.asarray(pred, float)
     ss_tot = float(np.sum((y - y.mean()) ** 2)) if len(y) else 0.0

@@ -1,8 +1,10 @@
 """Seeded synthetic sweeps with known truth (the bundled data set, recovery tests, SBC).
 
-The generative process mirrors :mod:`bayeslaw.model` but is written in plain numpy from the
-same law functions, so a recovery test checks the PyMC graph against an independent
-simulator.
+The generative process mirrors :mod:`bayeslaw.graph` but is written in plain numpy: it shares
+the law functions and :mod:`bayeslaw.kernel`'s arithmetic with the graph, not its assembly
+(layout, containers, indexing of effects and runs), which a recovery test therefore checks.
+The kernel's formulas are checked against closed forms in ``tests/test_kernel.py`` and, through
+the graph, against the log densities of 5d06e18 (``tests/data/logp_reference.json``).
 """
 
 from __future__ import annotations

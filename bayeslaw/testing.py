@@ -168,7 +168,7 @@ def simulate_from_draw(fit: Fit, draw: int, *, seed: int = 0) -> LossData:
     """The fit's own points with losses simulated from one posterior draw (all parameters).
 
     Each run's curve is drawn jointly from the model's generative process (AR(1) residuals
-    or a random walk accumulating along the run, :func:`bayeslaw.predict.simulate_curves`),
+    or a random walk accumulating along the run, :func:`bayeslaw.likelihood.simulate_curves`),
     so a recovery refits the model that simulated the data.
     """
     sim = fit.data.frame.copy()

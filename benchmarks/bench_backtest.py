@@ -11,7 +11,7 @@ points and runs (``n_test``, ``curves``), MAPE of bayeslaw and of the baseline, 
 / 90% coverage with the 95% binomial interval of the 90% coverage and the 90% coverage with
 each held-out curve counted once, and the 90% coverage of both kinds of band for both methods:
 ``cov90`` and ``cov90_baseline`` the predictive bands (a new observed loss), ``cov90_epistemic``
-and ``cov90_baseline_epistemic`` the law's value alone (see :mod:`bayeslaw.backtest`).  Rows
+and ``cov90_baseline_epistemic`` the law's value alone (see :mod:`bayeslaw.scoring`).  Rows
 saved before the baseline had a predictive band hold its epistemic coverage under
 ``cov90_baseline``; :func:`load_rows` moves it to ``cov90_baseline_epistemic``.  ``--quick``
 uses short chains; ``--csv F`` appends each row to F as it is measured; ``--summarize F [F

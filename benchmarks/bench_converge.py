@@ -1,7 +1,7 @@
 """Convergence matrix of the current code: every (spec, table) pair, seeds 1 to 5.
 
 Each pair of ``benchmarks/pairs.py`` is fitted with the spec's default settings
-(``bayeslaw.fit.fit(bayeslaw.load(frame), spec, seed=seed)``, no overrides), one fit after
+(``bl.fit(bl.load(frame), spec, seed=seed)``, no overrides), one fit after
 another in this process (pairs sharing a spec and a table structure reuse the compiled
 model).  Warnings raised during a fit are recorded, not printed.  One row per fit: pair,
 spec, seed, points, runs, tune, draws, chains, max R-hat, min bulk / tail ESS, divergences,

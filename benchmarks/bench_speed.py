@@ -1,8 +1,8 @@
 """Fit speed of the old code (5d06e18) and the current code, side by side in one run.
 
 For every (spec, table) pair of ``benchmarks/pairs.py`` the same DataFrame is fitted by both
-versions with each version's default settings (``bayeslaw.fit.fit(bayeslaw.load(frame),
-spec, seed=seed)``, no overrides), each fit in a fresh Python process (compile time is a
+versions with each version's default settings (``fit(bayeslaw.load(frame), spec,
+seed=seed)``, no overrides), each fit in a fresh Python process (compile time is a
 cold process's; PyTensor's and numba's on-disk caches are shared unless ``--cold-cache``).
 "old" is a git worktree of 5d06e18 at ``/tmp/bayeslaw_5d06e18`` (created when absent) on
 ``PYTHONPATH``; "new" is this working tree.
@@ -200,14 +200,34 @@ def fit_row(fit_result: Any, probe: dict[str, Any], total_s: float) -> dict[str,
     return row
 
 
+def version_api() -> tuple[Any, Any, Any]:
+    """``fit``, ``get_model`` and ``resolve_spec`` of the bayeslaw on ``sys.path``.
+
+    This tree's layout (``bl.fit``, :mod:`bayeslaw.modelcache`, :mod:`bayeslaw.catalog`) or
+    the old one of 5d06e18 (the module ``bayeslaw.fit``, ``bayeslaw.priors``).
+    """
+    import bayeslaw
+
+    if callable(getattr(bayeslaw, "fit", None)):
+        from bayeslaw.catalog import resolve_spec
+        from bayeslaw.modelcache import get_model
+
+        return bayeslaw.fit, get_model, resolve_spec
+    import bayeslaw.fit as fitting
+
+    from bayeslaw.priors import resolve_spec
+
+    return fitting.fit, fitting.get_model, resolve_spec
+
+
 def child_measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
     """Load the frame, fit with the version's defaults, time one gradient (into ``row``)."""
     t0 = time.perf_counter()
-    import bayeslaw.fit
     import nutpie
 
     import bayeslaw
 
+    fit, _, _ = version_api()
     row.update(import_s=time.perf_counter() - t0, bayeslaw_file=bayeslaw.__file__)
     pairs = load_pairs()
     frame, cap = child_frame(pairs, args.pair, args.table, args.points)
@@ -217,7 +237,7 @@ def child_measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0 = time.perf_counter()
-        result = bayeslaw.fit.fit(data, pairs.PAIRS[args.pair].spec, seed=args.seed)
+        result = fit(data, pairs.PAIRS[args.pair].spec, seed=args.seed)
         total = time.perf_counter() - t0
     row.update(fit_row(result, probe, total))
     row["warnings"] = " | ".join(dict.fromkeys(
@@ -235,12 +255,11 @@ def child_compile(args: argparse.Namespace, row: dict[str, Any]) -> None:
     ``fit`` does; model s is building the PyMC model (both versions' ``get_model``).
     """
     t0 = time.perf_counter()
-    import bayeslaw.fit
     import nutpie
 
     import bayeslaw
-    from bayeslaw.catalog import resolve_spec
 
+    _, get_model, resolve_spec = version_api()
     row.update(import_s=time.perf_counter() - t0, bayeslaw_file=bayeslaw.__file__)
     pairs = load_pairs()
     frame, _ = child_frame(pairs, args.pair, args.table, args.points)
@@ -249,7 +268,7 @@ def child_compile(args: argparse.Namespace, row: dict[str, Any]) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t0 = time.perf_counter()
-        model = bayeslaw.fit.get_model(spec, data).model
+        model = get_model(spec, data).model
         t1 = time.perf_counter()
         try:
             from bayeslaw.compiled import compile_model
