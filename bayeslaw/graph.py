@@ -14,13 +14,17 @@ Graph layout (names used in the posterior):
 * ``<p>_run``: the parameter per run when it has effects;
 * ``sigma`` (and ``sigma_spread``, ``sigma_log_dev`` or ``sigma_z``, ``sigma_run`` per
   run; a fraction of the law's value with ``sigma_relative``), ``nu``; ``sigma_decay``
-  (noise falling with D) and ``ar1`` (within-run residual correlation, with the containers
-  ``prev_idx`` and ``is_first``) or ``walk`` / ``walk_start`` / ``walk_hurst`` (a run's
-  residual drifting as a random walk in log D, same containers) when the spec asks;
+  (noise falling with D) and ``ar1`` (within-run residual correlation) or ``walk`` /
+  ``walk_start`` / ``walk_hurst`` (a run's residual drifting as a random walk in log D) when
+  the spec asks;
 * ``A``, ``B``, ``C``: textbook coefficients derived from the centered ones;
-* ``loss``: the observed loss, dims ``obs``;
-* ``<c>_obs`` (``N_obs``, ``D_obs``, ``T_m_obs``, ``P_obs``, ...), ``run_idx``, ``loss_obs``:
-  the ``pm.Data`` containers, one per covariate of the law.
+* ``loss``: the observed loss, dims ``(run, pos)``: one draw per run's curve;
+* the ``pm.Data`` containers: ``N_run``, ``T_m_run``, ``P_run``, ... (one value per run),
+  ``D_log`` (``log(D / D_ref)`` per point), ``loss_obs``, ``mask`` (the padding) and, with
+  AR(1) or a walk, ``follows`` (1 where a point follows another of its run).
+
+The arithmetic (effects on the link scale, noise, conditional terms, density) is
+:mod:`bayeslaw.kernel`'s, shared with the numpy side.
 """
 
 from __future__ import annotations
