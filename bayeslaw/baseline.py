@@ -60,7 +60,6 @@ N_NOISE = 20
 KINDS = ("predictive", "epistemic")
 
 
-
 def huber(r: np.ndarray, delta: float) -> np.ndarray:
     """Huber loss of residuals ``r``: quadratic inside ``delta``, linear outside."""
     a = np.abs(r)

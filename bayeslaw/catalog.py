@@ -27,11 +27,9 @@ def _models_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "models"
 
 
-
 def available_specs() -> list[str]:
     """Names of the default specs shipped with the package."""
     return sorted(p.stem for p in _models_dir().glob("*.toml"))
-
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -42,7 +40,6 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise SpecError(f"spec file {str(path)!r} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"spec file {str(path)!r} is not valid TOML: {exc}") from None
-
 
 
 def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
@@ -60,7 +57,6 @@ def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
         if name in out.get("fixed", {}) and name not in user.get("fixed", {}):
             del out["fixed"][name]
     return out
-
 
 
 def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
@@ -95,7 +91,6 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
     merged = _merge(base, user)
     merged["law"] = law_name
     return parse_spec(merged)
-
 
 
 def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,

@@ -21,7 +21,6 @@ class Thresholds:
     min_bfmi: float = C.MIN_BFMI
 
 
-
 @dataclass(frozen=True)
 class Diagnostics:
     """Convergence summary of a fit."""
@@ -83,7 +82,6 @@ class Diagnostics:
         return (f"R-hat max {self.max_rhat:.3f} | ESS bulk min {self.min_ess_bulk:.0f}, "
                 f"tail min {self.min_ess_tail:.0f} | divergences {self.divergences} | "
                 f"BFMI min {self.min_bfmi:.2f} | {status}")
-
 
 
 def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:

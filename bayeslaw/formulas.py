@@ -13,7 +13,7 @@ expressed as its loss contribution at a reference point,
 which decorrelates scale and exponent and lets NUTS mix (the textbook ``A``,
 ``alpha`` pair on raw ``N`` gave R-hat 1.1-1.8, measured at ad5077f, not saved).  The
 textbook coefficients ``A``, ``B``, ``C`` are available as derived quantities
-(:meth:`bayeslaw.laws.Law.natural`).  A term of several covariates is centered at a reference
+(:attr:`bayeslaw.laws.Law.natural`).  A term of several covariates is centered at a reference
 value of its effective size: ParScale's ``N (k ln P + 1)`` and the iso-depth
 ``N_once + T_m^phi N_rec`` are both compared with ``N_ref``
 (:attr:`bayeslaw.laws.Law.reference_keys`).

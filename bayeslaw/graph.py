@@ -1,4 +1,4 @@
-"""Build the PyMC model from a spec (law + priors + hierarchy + likelihood) and data.
+"""The PyMC model of a plan (:class:`bayeslaw.plan.Plan`: spec + data, centering, structure).
 
 :class:`LossModel` owns a ``pm.Model`` (it never subclasses it and never samples).
 Observations enter through ``pm.Data`` containers, so a compiled model is reused for
@@ -36,7 +36,14 @@ import numpy as np
 from . import constants as C
 from .data import LossData
 from .errors import SpecError
-from .kernel import conditional_terms, density_terms, link_value, noise_scale, walk_variance
+from .kernel import (
+    conditional_terms,
+    density_terms,
+    link_value,
+    noise_scale,
+    standard_noise,
+    walk_variance,
+)
 from .plan import Plan, groups_of, level_dim
 from .transforms import sum_split_vector
 
@@ -346,8 +353,7 @@ def curve_random(family: str) -> Any:
         shape = loc.shape if size is None else (*size, loc.shape[-1])
         sigma = np.asarray(sigma)
         scale = sigma if sigma.ndim == loc.ndim else sigma[..., None]
-        noise = (rng.standard_t(np.asarray(rest[0]), size=shape) if family == "student_t"
-                 else rng.standard_normal(size=shape))
+        noise = standard_noise(rng, family, shape, rest[0] if family == "student_t" else None)
         return np.broadcast_to(loc, shape) + np.broadcast_to(scale, shape) * noise
 
     return random

@@ -21,7 +21,7 @@ from . import constants as C
 from .catalog import resolve_spec
 from .data import LossData
 from .diagnostics import Thresholds
-from .errors import ArgumentError, ConvergenceError, WarmStartWarning
+from .errors import ArgumentError, ConvergenceError, SpecError, WarmStartWarning
 from .modelcache import COMPILES, Entry, compiled_for, entry_for, get_model, origin
 from .plan import Plan, make_plan
 from .result import Fit
@@ -94,7 +94,6 @@ def _sample_pymc(plan: Plan, data: LossData, settings: SamplerSettings, seed: in
 
     import pymc as pm
 
-
     model = entry_for(plan, data).model
     t0 = time.perf_counter()
     with model.model:
@@ -151,8 +150,8 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
         ``fit.provenance["sampling"]``).
     """
     spec = resolve_spec(spec, law=law, columns=data.columns)
-    settings = spec.sampler.replace(draws=draws, tune=tune, chains=chains, backend=backend,
-                                    target_accept=target_accept)
+    settings = _settings(spec, draws=draws, tune=tune, chains=chains, backend=backend,
+                         target_accept=target_accept)
     _check_method(method, strict)
     progress = default_progress() if progress is None else bool(progress)
     plan = make_plan(spec, like if like is not None else data, data)
@@ -181,6 +180,14 @@ def _provenance(data: LossData, seed: int, settings: SamplerSettings,
     return {"seed": int(seed), "sampler": settings.to_dict(), "source": data.source,
             "sha256": data.sha256, "notes": list(data.notes), "bayeslaw_version": C.VERSION,
             "sampling": dict(sampled), "method": method}
+
+
+def _settings(spec: ModelSpec, **overrides: Any) -> SamplerSettings:
+    """The spec's sampler settings with ``fit()``'s keyword arguments (``None``: the spec's)."""
+    try:
+        return spec.sampler.replace(**overrides)
+    except SpecError as exc:  # a keyword argument of fit(), not the spec's [sampler] table
+        raise ArgumentError(f"fit(): {exc}".replace("sampler.", "")) from None
 
 
 def _check_method(method: str, strict: bool) -> None:

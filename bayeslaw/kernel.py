@@ -82,6 +82,18 @@ def density_terms(xp: Any, gammaln: Any, family: str, z: Any, nu: Any = None
     return -0.5 * np.log(2.0 * np.pi), -0.5, z * z
 
 
+def standard_noise(rng: np.random.Generator, family: str, shape: tuple[int, ...],
+                   nu: Any = None) -> np.ndarray:
+    """Standardized noise of the likelihood (numpy): Student-t with ``nu``, or normal.
+
+    ``nu`` broadcasts to ``shape``.  One implementation for prior predictive draws, posterior
+    predictive draws and the simulator.
+    """
+    if family == "student_t":
+        return rng.standard_t(np.asarray(nu), size=shape)
+    return rng.standard_normal(shape)
+
+
 def draw_curves(mu: np.ndarray, scale: np.ndarray, z: np.ndarray, prev: np.ndarray,
                 first: np.ndarray, *, ar1: np.ndarray | float | None = None,
                 walk_var: np.ndarray | None = None) -> np.ndarray:

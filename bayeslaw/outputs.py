@@ -98,7 +98,6 @@ def write_grid_figures(fit: Fit, out: str | Path, *, zoom: tuple[float, float] |
     return paths
 
 
-
 def write_fit_outputs(fit: Fit, out: Path, **grid_options: Any) -> dict[str, Path]:
     """Write the grid figure (PNG, SVG), coefficient table (CSV, MD), diagnostics, fit.
 

@@ -19,7 +19,6 @@ def level_dim(group: str) -> str:
     return "run" if group == C.RUN else f"{group}_level"
 
 
-
 @dataclass(frozen=True)
 class Structure:
     """What must match for a compiled model to be reused: runs and group levels."""
@@ -28,14 +27,12 @@ class Structure:
     levels: tuple[tuple[str, tuple[Any, ...]], ...]
 
 
-
 def groups_of(spec: ModelSpec) -> list[str]:
     """Group columns used by the spec's effects and noise model, in first-use order."""
     groups = [e.group for e in spec.effects]
     if spec.likelihood.sigma_by is not None:
         groups.append(spec.likelihood.sigma_by)
     return list(dict.fromkeys(groups))
-
 
 
 def check_compatible(spec: ModelSpec, data: LossData) -> None:
@@ -70,7 +67,6 @@ def check_compatible(spec: ModelSpec, data: LossData) -> None:
                     "parameter vary")
 
 
-
 def level_richness(setting: bool | str, like: LossData, observed: LossData, group: str
                    ) -> np.ndarray:
     """Per level of ``group`` (in ``like``'s order), whether to build it centered.
@@ -94,7 +90,6 @@ def level_richness(setting: bool | str, like: LossData, observed: LossData, grou
     return (counts(like) >= C.CENTERED_MIN_POINTS) & (counts(observed) > 0)
 
 
-
 def centering(spec: ModelSpec, like: LossData, observed: LossData
               ) -> tuple[tuple[str, np.ndarray], ...]:
     """Centered-level masks of every group term (effects, then ``sigma``).
@@ -106,7 +101,6 @@ def centering(spec: ModelSpec, like: LossData, observed: LossData
     if lk.sigma_by is not None:
         out.append(("sigma", level_richness(lk.sigma_centered, like, observed, lk.sigma_by)))
     return tuple(out)
-
 
 
 def structure_of(spec: ModelSpec, data: LossData) -> Structure:
@@ -122,7 +116,7 @@ class Plan:
     Built by :func:`make_plan` from the spec, the data that fixes the structure (``like``:
     runs and group levels, held-out runs included) and the rows that will be observed.  The
     graph builder (:class:`bayeslaw.graph.LossModel`) and the compiled-model cache
-    (:mod:`bayeslaw.inference`) both read it; neither recomputes the structure or centering.
+    (:mod:`bayeslaw.modelcache`) both read it; neither recomputes the structure or centering.
     """
 
     spec: ModelSpec
@@ -130,22 +124,12 @@ class Plan:
     structure: Structure
     #: per group term (effects, then ``"sigma"``): which of its levels are built centered
     centered: tuple[tuple[str, tuple[bool, ...]], ...]
+    #: what the graph depends on, the compiled-model cache's key (:func:`graph_key`)
+    key: tuple[Any, ...]
 
     def mask(self, name: str) -> np.ndarray:
         """The centered-level mask of a group term (``<param>_by_<group>`` or ``"sigma"``)."""
         return np.array(dict(self.centered)[name], dtype=bool)
-
-    @property
-    def key(self) -> tuple[Any, ...]:
-        """What the graph depends on: the compiled-model cache's key.
-
-        The spec less its sampler settings (but with ``sampler.sum_split``, which changes the
-        sampled coordinates), the structure and which levels are centered.
-        """
-        graph = {k: v for k, v in self.spec.to_dict().items()
-                 if k not in ("sampler", "description")}
-        graph["sum_split"] = list(self.spec.sampler.sum_split)
-        return json.dumps(graph, sort_keys=True), self.structure, self.centered
 
     @property
     def prefers_low_rank(self) -> bool:
@@ -169,4 +153,17 @@ def make_plan(spec: ModelSpec, like: LossData, observed: LossData | None = None)
     observed = observed if observed is not None else like
     masks = tuple((name, tuple(bool(v) for v in mask))
                   for name, mask in centering(spec, like, observed))
-    return Plan(spec, like, structure_of(spec, like), masks)
+    structure = structure_of(spec, like)
+    return Plan(spec, like, structure, masks, graph_key(spec, structure, masks))
+
+
+def graph_key(spec: ModelSpec, structure: Structure,
+              masks: tuple[tuple[str, tuple[bool, ...]], ...]) -> tuple[Any, ...]:
+    """What the graph depends on: the compiled-model cache's key.
+
+    The spec less its sampler settings (but with ``sampler.sum_split``, which changes the
+    sampled coordinates), the structure and which levels are centered.
+    """
+    graph = {k: v for k, v in spec.to_dict().items() if k not in ("sampler", "description")}
+    graph["sum_split"] = list(spec.sampler.sum_split)
+    return json.dumps(graph, sort_keys=True), structure, masks

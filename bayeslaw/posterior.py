@@ -24,7 +24,7 @@ from scipy import special
 from . import constants as C
 from .data import LossData
 from .errors import DataError, FitFileError
-from .kernel import density_terms, link_value, noise_scale
+from .kernel import density_terms, link_value, noise_scale, standard_noise
 from .plan import level_dim
 from .spec import ModelSpec
 
@@ -80,7 +80,8 @@ def by_label(labels: Iterable[Any], eff: np.ndarray, values: np.ndarray, sd: np.
     in ``labels``.
     """
     lookup = {level: i for i, level in enumerate(labels)}
-    codes, uniques = pd.factorize(pd.Series(values, dtype=object), sort=False)
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), sort=False,
+                                   use_na_sentinel=False)
     columns = np.empty((eff.shape[0], len(uniques)))
     for j, level in enumerate(uniques):
         columns[:, j] = (eff[:, lookup[level]] if level in lookup
@@ -213,11 +214,11 @@ def noise_scale_draws(post: Posterior, table: pd.DataFrame, rng: np.random.Gener
 def noise(post: Posterior, scale: np.ndarray, rng: np.random.Generator,
           draw_index: np.ndarray | None = None) -> np.ndarray:
     """Observation noise with per-draw ``scale``; ``draw_index`` maps rows to posterior draws."""
-    if post.spec.likelihood.family == "student_t":
+    family, nu = post.spec.likelihood.family, None
+    if family == "student_t":
         nu = post.draws("nu")
         nu = (nu if draw_index is None else nu[draw_index])[:, None]
-        return scale * rng.standard_t(np.broadcast_to(nu, scale.shape))
-    return scale * rng.standard_normal(scale.shape)
+    return scale * standard_noise(rng, family, scale.shape, nu)
 
 
 def log_density(post: Posterior, y: np.ndarray, mu: np.ndarray, scale: np.ndarray

@@ -50,11 +50,9 @@ class Prediction:
         return self.table[f"lower_{tag}"].to_numpy(), self.table[f"upper_{tag}"].to_numpy()
 
 
-
 def band_tag(prob: float) -> str:
     """Column suffix of a band: 0.9 -> ``"90"``, 0.975 -> ``"97.5"``."""
     return f"{prob * 100:g}"
-
 
 
 def summarise(points: pd.DataFrame, draws: np.ndarray, kind: str,
@@ -69,7 +67,6 @@ def summarise(points: pd.DataFrame, draws: np.ndarray, kind: str,
     return Prediction(out, np.asarray(draws), kind, probs, dict(attrs))
 
 
-
 def band_args(kind: str, probs: Sequence[float]) -> tuple[float, ...]:
     """Check a band request: ``kind`` predictive or epistemic, each probability in (0, 1)."""
     if kind not in ("predictive", "epistemic"):
@@ -78,7 +75,6 @@ def band_args(kind: str, probs: Sequence[float]) -> tuple[float, ...]:
     if not probs or not all(0 < p < 1 for p in probs):
         raise ArgumentError(f"band probabilities must lie in (0, 1), got {probs}")
     return probs
-
 
 
 def predict(fit: Posterior, points: pd.DataFrame, *, kind: str = "predictive",
@@ -94,7 +90,7 @@ def predict(fit: Posterior, points: pd.DataFrame, *, kind: str = "predictive",
     kind : {"predictive", "epistemic"}
         ``predictive`` includes observation noise; ``epistemic`` is the law's value.  With a
         random-walk residual (``walk``), a predictive row of a fitted run starts from that
-        run's logged residuals (:func:`walk_draws`).
+        run's logged residuals (:func:`bayeslaw.walk.walk_draws`).
     probs : sequence of float
         Central band probabilities, each in (0, 1).
     seed : int
@@ -106,7 +102,6 @@ def predict(fit: Posterior, points: pd.DataFrame, *, kind: str = "predictive",
     draws = (predictive_draws(fit, points, rng) if kind == "predictive"
              else mean_draws(fit, points, rng))
     return summarise(points, draws, kind, probs)
-
 
 
 def forecast_run(fit: Posterior, run: str | pd.DataFrame, D_target: float, *, n_grid: int = 50,

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from .errors import ArgumentError
 from .files import atomic_write, atomic_write_text
 
 _CSS = """
@@ -75,7 +76,7 @@ class Image:
 
     def __post_init__(self) -> None:
         if not self.png.startswith(_PNG_SIGNATURE):
-            raise ValueError(f"image {self.name!r} is not a PNG")
+            raise ArgumentError(f"image {self.name!r} is not a PNG: pass the bytes of a PNG file")
 
     def data_uri(self) -> str:
         """``data:image/png;base64,...``: the image inside the HTML file."""
@@ -167,7 +168,7 @@ class Report:
         names = [i.name for i in self.images]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
-            raise ValueError(f"image names must be unique, repeated: {sorted(dup)}")
+            raise ArgumentError(f"image names must be unique, repeated: {sorted(dup)}")
 
     @property
     def images(self) -> list[Image]:

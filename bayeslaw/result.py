@@ -52,11 +52,23 @@ class Fit(Posterior):
                    provenance: dict[str, Any], thresholds: Thresholds | None = None) -> Fit:
         """A complete fit from posterior draws; log-likelihood and diagnostics come first.
 
-        The pointwise log-likelihood is computed unless ``idata`` holds it already (a saved
-        fit); the diagnostics are judged against ``thresholds`` once.
+        The pointwise log-likelihood of ``data`` under ``spec`` is computed (into a shallow
+        copy of ``idata``; one it held is dropped) and the diagnostics are judged against
+        ``thresholds`` once.
         """
-        if "log_likelihood" not in idata.groups():
-            add_log_likelihood(idata, Posterior(idata, spec, data))
+        import arviz as az
+
+        # a shallow copy less any stored log-likelihood: draws reused with other data or
+        # another spec never keep a log-likelihood that is not theirs
+        idata = az.InferenceData(**{g: idata[g] for g in idata.groups()
+                                    if g != "log_likelihood"})
+        add_log_likelihood(idata, Posterior(idata, spec, data))
+        return cls.assemble(idata, spec, data, provenance, thresholds)
+
+    @classmethod
+    def assemble(cls, idata: Any, spec: ModelSpec, data: LossData, provenance: dict[str, Any],
+                 thresholds: Thresholds | None = None) -> Fit:
+        """A fit from draws that hold their own log-likelihood (a saved fit); diagnostics."""
         thresholds = thresholds or Thresholds()
         diag = judge(idata, str(provenance.get("method", "nuts")), thresholds)
         return cls(idata, spec, data, provenance, diag, thresholds)
@@ -228,7 +240,7 @@ class Fit(Posterior):
         data = LossData(frame, meta["source"], meta["sha256"], meta["has_runs"],
                         tuple(meta["notes"]))
         spec = ModelSpec.from_dict(json.loads(attrs["bayeslaw_spec"]))
-        return cls.from_draws(idata, spec, data, json.loads(attrs["bayeslaw_provenance"]))
+        return cls.assemble(idata, spec, data, json.loads(attrs["bayeslaw_provenance"]))
 
 
 def add_log_likelihood(idata: Any, post: Posterior) -> None:

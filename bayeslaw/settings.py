@@ -17,9 +17,6 @@ from .errors import SpecError
 
 BACKENDS = ("nutpie", "pymc")
 INITS = ("mode", "prior")
-#: Settings that are written out (spec, provenance) even at their default value: the ones a
-#: fit's record has always held; the others appear only when set.
-ALWAYS_WRITTEN = ("draws", "tune", "chains", "target_accept", "backend")
 
 
 @dataclass(frozen=True)
@@ -38,7 +35,7 @@ class SamplerSettings:
         (:attr:`bayeslaw.plan.Plan.prefers_low_rank`).
     sum_split : tuple of str
         LogNormal parameters sampled as the log of their sum and the logs of their ratios
-        (:func:`bayeslaw.graph.sum_split_transform`); ``()`` turns it off.
+        (:func:`bayeslaw.transforms.sum_split_transform`); ``()`` turns it off.
     init : {"mode", "prior"}
         Start the chains at the posterior's mode (:mod:`bayeslaw.warmstart`) or at the
         prior's centre.
@@ -96,11 +93,9 @@ class SamplerSettings:
         return dataclasses.replace(self, **given)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form (the TOML layout): the settings always recorded, and those set."""
-        default = SamplerSettings()
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in ALWAYS_WRITTEN or value != getattr(default, f.name):
-                out[f.name] = list(value) if f.name == "sum_split" else value
-        return out
+        """Plain-dict form (the TOML layout), every setting written.
+
+        A spec written out and read back is the same spec, whatever the law's default sets.
+        """
+        return {f.name: list(getattr(self, f.name)) if f.name == "sum_split"
+                else getattr(self, f.name) for f in fields(self)}

@@ -21,7 +21,7 @@ import pandas as pd
 from . import constants as C
 from .catalog import load_spec
 from .data import run_label
-from .kernel import draw_curves, link_value, noise_scale, previous_rows
+from .kernel import draw_curves, link_value, noise_scale, previous_rows, standard_noise
 from .spec import ModelSpec
 
 #: True coefficients of the bundled synthetic looped-LM sweep (centered scale of the
@@ -111,8 +111,7 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
         uniq = np.array(sorted(set(levels.tolist())))
         per = link_value(np, sigma, "log", [sigma_spread * rng.normal(size=len(uniq))])
         scale_run = per[np.searchsorted(uniq, levels)]
-    eps = rng.standard_t(nu, size=len(out)) if lk.family == "student_t" else \
-        rng.normal(size=len(out))
+    eps = standard_noise(rng, lk.family, (len(out),), nu)
     log_d = (np.log(out[C.D].to_numpy(float) / spec.reference[C.D]) if sigma_decay else None)
     scale = noise_scale(np, scale_run[run_idx], log_d=log_d, decay=sigma_decay or None,
                         mu=mu if lk.sigma_relative else None)

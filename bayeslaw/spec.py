@@ -288,10 +288,9 @@ def _check_noise_model(law: Law, likelihood: Likelihood) -> None:
 def _parse_sampler(table: Any, priors: Mapping[str, Prior]) -> SamplerSettings:
     """``[sampler]``: its keys are the fields of :class:`SamplerSettings`."""
     check_keys(table, SamplerSettings.keys(), "[sampler]")
-    settings = SamplerSettings.from_dict(table)
     if "sum_split" in table:
         _check_sum_split(table["sum_split"], priors)
-    return settings
+    return SamplerSettings.from_dict(table)
 
 
 def _check_sum_split(names: Any, priors: Mapping[str, Prior]) -> None:

@@ -46,7 +46,6 @@ def sum_split_transform() -> Any:
     return SumSplit()
 
 
-
 def sum_split_vector(pm: Any, spec: ModelSpec, names: tuple[str, ...]) -> dict[str, Any]:
     """The LogNormal parameters ``names`` as one variable ``<x>_<y>..._sum``.
 

@@ -96,7 +96,6 @@ class CheckResult:
         return fig
 
 
-
 def _fmt(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 

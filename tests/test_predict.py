@@ -81,3 +81,42 @@ def test_thin_log_spaced_keeps_last_point():
     assert thin.notes[-1].startswith("thinned to <= 100 points per run")
     with pytest.raises(DataError, match="at least 2 points"):
         data.thin(1)
+
+
+def test_a_fit_built_from_reused_draws_computes_its_own_log_likelihood(stored_fit):
+    """Fit.from_draws never keeps a log-likelihood the draws carried: the same draws with
+    other losses get the log-likelihood of those losses (and the caller's idata is kept)."""
+    from bayeslaw.likelihood import pointwise_log_likelihood
+
+    frame = stored_fit.data.frame.copy()
+    frame["loss"] = frame["loss"] * 1.01
+    moved = bl.load(frame)
+    other = bl.Fit.from_draws(stored_fit.idata, stored_fit.spec, moved, stored_fit.provenance)
+    stored = stored_fit.idata.log_likelihood["loss"].values.reshape(stored_fit.n_draws, -1)
+    new = other.idata.log_likelihood["loss"].values.reshape(other.n_draws, -1)
+    np.testing.assert_allclose(new, pointwise_log_likelihood(other), rtol=1e-5)
+    assert not np.allclose(new, stored)
+    np.testing.assert_array_equal(  # the stored fit's own group is untouched
+        stored_fit.idata.log_likelihood["loss"].values.reshape(stored_fit.n_draws, -1), stored)
+
+
+def test_a_missing_level_is_a_new_level_drawn_from_the_population():
+    """A row whose level is missing (NaN) gets its own population draw, in order of first
+    appearance, like any level the fit has not seen."""
+    from bayeslaw.posterior import by_label
+
+    eff = np.array([[1.0, 2.0], [3.0, 4.0]])
+    values = np.array([2.0, np.nan, 4.0, np.nan], dtype=object)
+    sd = np.array([1.0, 10.0])
+    got = by_label([2.0, 4.0], eff, values, sd, np.random.default_rng(5))
+    z = np.random.default_rng(5).standard_normal(2)
+    np.testing.assert_allclose(got[:, 0], eff[:, 0])
+    np.testing.assert_allclose(got[:, 2], eff[:, 1])
+    np.testing.assert_allclose(got[:, 1], sd * z)
+    np.testing.assert_allclose(got[:, 3], sd * z)
+
+
+def test_a_bad_sampler_argument_of_fit_is_an_argument_error(stored_fit):
+    """fit(draws=0) names the keyword (no sampling happens)."""
+    with pytest.raises(ArgumentError, match=r"fit\(\): draws must be a whole number >= 1"):
+        bl.fit(stored_fit.data, stored_fit.spec, draws=0)

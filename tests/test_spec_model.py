@@ -250,3 +250,18 @@ def test_set_data_swaps_values_and_skips_an_equal_swap(small_data, monkeypatch):
         np.testing.assert_array_equal(held, model.data_values(data)["loss_obs"])
     assert not np.array_equal(model.data_values(moved)["loss_obs"],
                               model.data_values(small_data)["loss_obs"])
+
+
+def test_sampler_settings_round_trip_and_sum_split_errors():
+    """A spec written out and read back is the same spec (every setting is written, so the
+    law's default cannot switch one back on), and a sum_split that is not a list is a spec
+    error naming the key."""
+    spec = load_spec({"law": "chinchilla", "sampler": {"sum_split": [], "draws": 10}})
+    assert spec.sampler.sum_split == () and load_spec(law="chinchilla").sampler.sum_split
+    again = load_spec(spec.to_dict())
+    assert again == spec and again.sampler == spec.sampler
+    assert set(spec.to_dict()["sampler"]) == bl.SamplerSettings.keys()
+    with pytest.raises(SpecError, match="sampler.sum_split must name two or more"):
+        load_spec({"law": "chinchilla", "sampler": {"sum_split": 3}})
+    with pytest.raises(SpecError, match=r"unknown key\(s\) \['draw'\] in \[sampler\]"):
+        load_spec({"law": "chinchilla", "sampler": {"draw": 10}})
