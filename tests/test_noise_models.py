@@ -231,15 +231,15 @@ def test_walk_spec_errors():
 
 
 def fixed_fit(spec: ModelSpec, data, seed: int, draws: int = 400):
-    """A ``Fit`` whose every posterior draw is one prior draw of ``spec``: known parameters."""
+    """Draws (a ``Posterior``: no log-likelihood or diagnostics needed) whose every draw is
+    one prior draw of ``spec``: known parameters."""
     import arviz as az
 
-    from bayeslaw.result import Fit
+    from bayeslaw.posterior import Posterior
 
     one = prior_fit(spec, data, seed=seed, draws=1).idata.posterior.isel(chain=[0], draw=[0])
     post = one.isel(draw=np.zeros(draws, dtype=int)).assign_coords(draw=np.arange(draws))
-    return Fit.from_draws(idata=az.InferenceData(posterior=post), spec=spec, data=data,
-                          provenance={})
+    return Posterior(az.InferenceData(posterior=post), spec, data)
 
 
 def _walk_process(truth, data):
@@ -263,7 +263,7 @@ def test_walk_forecast_of_the_next_point_is_calibrated(curves):
     must hold 90% of them.  1,800 forecasts (200 data sets x 9 runs): the 95% binomial
     interval of a calibrated band is about [0.886, 0.914]."""
     from bayeslaw.metrics import clopper_pearson
-    from bayeslaw.result import Fit
+    from bayeslaw.posterior import Posterior
 
     spec = noise_spec(NOISE["walk+hurst"], "normal")
     truth = fixed_fit(spec, curves, seed=11)
@@ -278,7 +278,7 @@ def test_walk_forecast_of_the_next_point_is_calibrated(curves):
             e[i] = (0.0 if first[i] else e[prev[i]]) + sd[i] * rng.standard_normal()
         sim = frame.assign(loss=mu + e)
         logged = bl.load(sim.loc[~last])
-        fit = Fit.from_draws(idata=truth.idata, spec=spec, data=logged, provenance={})
+        fit = Posterior(truth.idata, spec, logged)
         pred = predict(fit, sim.loc[last], probs=(0.9,), seed=int(rng.integers(1 << 30)))
         lo, hi = pred.band(0.9)
         inside.append((sim.loc[last, "loss"].to_numpy() >= lo)
@@ -357,14 +357,13 @@ def _held_out_fit(spec, curves, held: list[str], seed: int, draws: int = 20):
     import arviz as az
     import pymc as pm
 
-    from bayeslaw.result import Fit
+    from bayeslaw.posterior import Posterior
 
     train = curves.select(~curves.frame["run"].isin(held).to_numpy(), "held out")
     model = get_model(spec, train, like=curves)
     with model.model:
         prior = pm.sample_prior_predictive(draws=draws, random_seed=seed)
-    return Fit.from_draws(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=train,
-               provenance={}), model
+    return Posterior(az.InferenceData(posterior=prior.prior), spec, train), model
 
 
 @pytest.mark.parametrize("sigma_by", ["run", "T_m", "N"])
@@ -407,9 +406,9 @@ def test_held_out_runs_get_their_own_levels_noise_scale(curves, sigma_by):
 def _one_step_residuals(truth, data):
     """Standardised residuals of each point given its run's previous point (model order)."""
     from bayeslaw.likelihood import sequential_terms
-    from bayeslaw.result import Fit
+    from bayeslaw.posterior import Posterior
 
-    fit = Fit.from_draws(idata=truth.idata, spec=truth.spec, data=data, provenance={})
+    fit = Posterior(truth.idata, truth.spec, data)
     frame, rng = data.frame, np.random.default_rng(0)
     y = frame["loss"].to_numpy()
     mu = mean_draws(fit, frame, rng)
@@ -458,7 +457,7 @@ def test_posterior_predictive_check_holds_the_walk(curves):
     expected coverage of sample quantiles 380.05 / 401 - 20.95 / 401), inside that interval.
     At 5d06e18 the band left the walk's variance out and held 0.09 here."""
     from bayeslaw.metrics import clopper_pearson
-    from bayeslaw.result import Fit
+    from bayeslaw.posterior import Posterior
     from bayeslaw.testing import posterior_predictive_check
 
     truth = fixed_fit(noise_spec(NOISE["walk+hurst"], "normal"), curves, seed=22)
@@ -466,7 +465,7 @@ def test_posterior_predictive_check_holds_the_walk(curves):
     inside = n = 0
     for i in range(100):
         data = _simulate_by_hand(truth, curves, rng)
-        fake = Fit.from_draws(idata=truth.idata, spec=truth.spec, data=data, provenance={})
+        fake = Posterior(truth.idata, truth.spec, data)
         check = posterior_predictive_check(fake, seed=i)
         inside += round(check.values["coverage"] * check.values["n_points"])
         n += check.values["n_points"]
