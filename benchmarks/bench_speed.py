@@ -220,19 +220,27 @@ def version_api() -> tuple[Any, Any, Any]:
     return fitting.fit, fitting.get_model, resolve_spec
 
 
-def child_measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
-    """Load the frame, fit with the version's defaults, time one gradient (into ``row``)."""
+def child_load(args: argparse.Namespace, row: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """Import the version (timed into ``row``), load the pair's frame; its api, pairs, data."""
     t0 = time.perf_counter()
-    import nutpie
+    import nutpie  # noqa: F401  (timed with the version's own imports)
 
     import bayeslaw
 
-    fit, _, _ = version_api()
+    api = version_api()
     row.update(import_s=time.perf_counter() - t0, bayeslaw_file=bayeslaw.__file__)
     pairs = load_pairs()
     frame, cap = child_frame(pairs, args.pair, args.table, args.points)
     data = bayeslaw.load(frame)
     row.update(points=len(data), runs=len(data.runs), thin_cap=cap)
+    return api, pairs, data
+
+
+def child_measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
+    """Load the frame, fit with the version's defaults, time one gradient (into ``row``)."""
+    import nutpie
+
+    (fit, _, _), pairs, data = child_load(args, row)
     probe = install_probe(nutpie)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -254,16 +262,9 @@ def child_compile(args: argparse.Namespace, row: dict[str, Any]) -> None:
     ``bayeslaw.compiled.compile_model`` (its warm-start buffer included), as each one's
     ``fit`` does; model s is building the PyMC model (both versions' ``get_model``).
     """
-    t0 = time.perf_counter()
     import nutpie
 
-    import bayeslaw
-
-    _, get_model, resolve_spec = version_api()
-    row.update(import_s=time.perf_counter() - t0, bayeslaw_file=bayeslaw.__file__)
-    pairs = load_pairs()
-    frame, _ = child_frame(pairs, args.pair, args.table, args.points)
-    data = bayeslaw.load(frame)
+    (_, get_model, resolve_spec), pairs, data = child_load(args, row)
     spec = resolve_spec(pairs.PAIRS[args.pair].spec, law=None, columns=data.columns)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
