@@ -53,13 +53,10 @@ def write_backtest_outputs(data: LossData, result: BacktestResult, out: Path
     One figure per forecast of bayeslaw (the baseline's are not drawn), its held-out runs
     against ``data``.  Returns the written paths by name.
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    from .outputs import save_figure
+    from .outputs import headless, save_and_close
     from .plots import plot_backtest
+
+    headless()
 
     out.mkdir(parents=True, exist_ok=True)
     table = result.table
@@ -70,11 +67,8 @@ def write_backtest_outputs(data: LossData, result: BacktestResult, out: Path
     for name, forecast in result.forecasts.items():
         if not name.endswith("/ baseline"):
             fig = plot_backtest(data, forecast, title=f"{name}: held-out forecasts")
-            try:
-                paths[f"forecast {name}"] = save_figure(
-                    fig, out / f"forecast_{forecast_slug(name)}.png")
-            finally:
-                plt.close(fig)
+            paths.update(save_and_close(fig, {
+                f"forecast {name}": out / f"forecast_{forecast_slug(name)}.png"}))
     return paths
 
 

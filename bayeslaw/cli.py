@@ -132,21 +132,13 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def _headless() -> None:
-    """Draw figures without a display (the Agg backend), as every command writes files."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-
-
 def cmd_plot(args: argparse.Namespace) -> int:
     """``bayeslaw plot``: the grid figure of a saved fit, optionally extended."""
-    _headless()
-    import matplotlib.pyplot as plt
-
     from .grid_figure import plot_grid
-    from .outputs import save_figure
+    from .outputs import headless, save_and_close
     from .result import Fit
+
+    headless()
 
     if Path(args.out).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise BayeslawError(f"--out {args.out!r}: use a .png, .svg or .pdf file name")
@@ -158,10 +150,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
                     forecast=not args.no_forecast, xscale=args.xscale,
                     kind="epistemic" if args.epistemic else "predictive",
                     ylim=tuple(ylim) if ylim else None)
-    try:
-        path = save_figure(fig, args.out)
-    finally:
-        plt.close(fig)
+    path = save_and_close(fig, {"figure": Path(args.out)})["figure"]
     print(f"wrote {path}")
     return 0
 
@@ -206,8 +195,9 @@ def cmd_backtest(args: argparse.Namespace) -> int:
     from .backtest_outputs import score_summary, unconverged, write_backtest_outputs
     from .backtesting import backtest
     from .catalog import resolve_spec
+    from .outputs import headless
 
-    _headless()
+    headless()
     data = _load_data(args)
     spec = resolve_spec(args.spec, law=args.law, columns=data.columns)
     # warnings reach the user as they come (a fold that did not converge, a training part
@@ -271,7 +261,9 @@ def _fit_names(paths: Sequence[str]) -> list[str]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """``bayeslaw report``: one self-contained HTML file and a Markdown version."""
-    _headless()
+    from .outputs import headless
+
+    headless()
     from .report import build_report
     from .result import Fit
 

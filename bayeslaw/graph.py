@@ -98,7 +98,7 @@ class LossModel:
         self._built_run_values = {c: table[c].to_numpy(dtype=float) for c in
                                   self._run_covariates}
         #: the containers' values now in the PyMC model (``set_data`` skips an equal swap)
-        self._held: dict[str, np.ndarray] = self.data_values(plan.like)
+        self.held: dict[str, np.ndarray] = self.data_values(plan.like)
         self.model = self._build(plan.like)
 
     # ------------------------------------------------------------------------------------
@@ -185,19 +185,19 @@ class LossModel:
         import pymc as pm
 
         values = self.data_values(data)
-        if self._held is not None and values.keys() == self._held.keys() and all(
-                np.array_equal(v, self._held[k]) for k, v in values.items()):
+        if values.keys() == self.held.keys() and all(
+                np.array_equal(v, self.held[k]) for k, v in values.items()):
             return  # already held: pm.set_data re-evaluates the length of every dim, seconds
         with self.model:
             pm.set_data(values, coords={"pos": np.arange(values["mask"].shape[1])})
-        self._held = values
+        self.held = values
 
     # ------------------------------------------------------------------------------------
     def _build(self, data: LossData) -> Any:
         import pymc as pm
         import pytensor.tensor as pt
 
-        values = self._held
+        values = self.held
         coords: dict[str, Any] = {"run": data.runs.tolist(),
                                   "pos": np.arange(values["mask"].shape[1])}
         codes: dict[str, np.ndarray] = {}

@@ -63,8 +63,7 @@ def compiled_for(plan: Plan, data: LossData) -> tuple[Entry, Any]:
     compiled = entry.density.compiled
     # containers the graph does not use (a covariate no term needs) are pruned from the
     # compiled graph: pass only the ones it kept
-    values = {k: v for k, v in entry.model.data_values(data).items()
-              if k in compiled.shared_data}
+    values = {k: v for k, v in entry.model.held.items() if k in compiled.shared_data}
     return entry, compiled.with_data(**values)
 
 

@@ -69,7 +69,14 @@ def save_figure(fig: Any, path: str | Path) -> Path:
                                                       bbox_inches="tight"))
 
 
-def _save_and_close(fig: Any, paths: dict[str, Path]) -> dict[str, Path]:
+def headless() -> None:
+    """Draw figures without a display (matplotlib's Agg), unless a backend is already in use."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+
+
+def save_and_close(fig: Any, paths: dict[str, Path]) -> dict[str, Path]:
     """Save ``fig`` to each of ``paths`` (keyed by their names in an output folder), close it."""
     import matplotlib.pyplot as plt
 
@@ -90,10 +97,10 @@ def write_grid_figures(fit: Fit, out: str | Path, *, zoom: tuple[float, float] |
     from .grid_figure import plot_grid, zoom_options
 
     out = Path(out)
-    paths = _save_and_close(plot_grid(fit, **options), {
+    paths = save_and_close(plot_grid(fit, **options), {
         "grid figure (png)": out / "grid.png", "grid figure (svg)": out / "grid.svg"})
     if zoom is not None:
-        paths.update(_save_and_close(plot_grid(fit, **zoom_options(fit, zoom, options)), {
+        paths.update(save_and_close(plot_grid(fit, **zoom_options(fit, zoom, options)), {
             "grid figure, plateau zoom (png)": out / "grid_zoom.png"}))
     return paths
 
@@ -104,10 +111,7 @@ def write_fit_outputs(fit: Fit, out: Path, **grid_options: Any) -> dict[str, Pat
     ``grid_options`` go to :func:`~bayeslaw.grid_figure.plot_grid` (``xscale``,
     ``forecast``, ...).
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-
+    headless()
     from .grid_figure import plateau_ylim
     from .plots import plot_final_losses
 
@@ -133,7 +137,7 @@ def write_fit_outputs(fit: Fit, out: Path, **grid_options: Any) -> dict[str, Pat
         paths.update(write_grid_figures(fit, out, zoom=plateau_ylim(fit.data.frame),
                                         **grid_options))
     else:  # final losses without D (e.g. ParScale): one figure against N, not the curve grid
-        paths.update(_save_and_close(plot_final_losses(fit), {
+        paths.update(save_and_close(plot_final_losses(fit), {
             "grid figure (png)": out / "grid.png", "grid figure (svg)": out / "grid.svg"}))
     paths["saved fit"] = fit.save(out / "fit.nc")
     return paths
