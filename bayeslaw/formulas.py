@@ -10,8 +10,8 @@ expressed as its loss contribution at a reference point,
     \frac{A}{(N + t_1)^{\alpha}} = a \left(\frac{N + t_1}{N_{ref}}\right)^{-\alpha},
     \qquad A = a N_{ref}^{\alpha},
 
-which decorrelates scale and exponent and lets NUTS mix (the textbook ``A``,
-``alpha`` pair on raw ``N`` gave R-hat 1.1-1.8, measured at ad5077f, not saved).  The
+which decorrelates scale and exponent and lets NUTS mix (the textbook ``A``, ``alpha``
+pair on raw ``N`` did not converge; that measurement was not saved).  The
 textbook coefficients ``A``, ``B``, ``C`` are available as derived quantities
 (:attr:`bayeslaw.laws.Law.natural`).  A term of several covariates is centered at a reference
 value of its effective size: ParScale's ``N (k ln P + 1)`` and the iso-depth
