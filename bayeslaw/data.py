@@ -18,6 +18,7 @@ import pandas as pd
 
 from . import constants as C
 from .errors import DataError
+from .schedules import TERM_COLUMNS, RunSchedule, build, terms
 from .validation import (
     NONNEGATIVE,
     NUMERIC,
@@ -53,6 +54,10 @@ class LossData:
         Whether the input had a ``run`` column (curves) or was one row per run.
     notes : tuple of str
         Transformations applied (column mapping, warm-up cut, thinning), for provenance.
+    schedules : mapping or None
+        Each run's learning-rate schedule (:class:`bayeslaw.schedules.RunSchedule`, runs of
+        the schedule table without curves included), or ``None``.  The frame then holds its
+        :data:`~bayeslaw.schedules.TERM_COLUMNS`.
     """
 
     frame: pd.DataFrame = field(repr=False)
@@ -60,6 +65,7 @@ class LossData:
     sha256: str = ""
     has_runs: bool = True
     notes: tuple[str, ...] = ()
+    schedules: Mapping[str, RunSchedule] | None = field(default=None, repr=False)
 
     # -- views -------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -129,7 +135,7 @@ class LossData:
         if not mask.any():
             raise DataError(f"selection {note!r} keeps no rows")
         return LossData(self.frame.loc[mask].reset_index(drop=True), self.source, self.sha256,
-                        self.has_runs, (*self.notes, note))
+                        self.has_runs, (*self.notes, note), self.schedules)
 
     def thin(self, max_points: int) -> LossData:
         """Keep at most ``max_points`` per run, log-spaced in D, always keeping the last point.
@@ -256,7 +262,8 @@ def read_table(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str, st
 
 
 def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None = None,
-         tokens_per_step: float | None = None, min_D: float | None = None) -> LossData:
+         tokens_per_step: float | None = None, min_D: float | None = None,
+         schedule: str | Path | pd.DataFrame | None = None) -> LossData:
     """Load and validate a loss table.
 
     Parameters
@@ -269,6 +276,11 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
         Multiply ``D`` by this factor (when ``D`` was mapped from a step count).
     min_D : float, optional
         Drop rows with ``D < min_D`` (warm-up), per run.
+    schedule : path or DataFrame, optional
+        The runs' learning-rate schedules (:mod:`bayeslaw.schedules`): a logged table
+        ``run, D, lr`` (D in tokens, as in the curves), or one row per run with schedule
+        columns (``run, schedule, warmup, horizon, ...``).  The curves may carry the
+        per-run columns themselves, or an ``lr`` column, instead.
 
     Returns
     -------
@@ -297,10 +309,35 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
         notes.append("N = N_once + N_rec (total parameters)")
     has_runs = name_runs(frame, where)
     check_runs(frame, where)
+    frame, schedules, digest = _scheduled(frame, schedule, where, digest, notes)
     if min_D is not None:
         frame = _without_warmup(frame, min_D, notes)
     return LossData(_ordered(frame).reset_index(drop=True), where, digest, has_runs,
-                    tuple(notes))
+                    tuple(notes), schedules)
+
+
+def _scheduled(frame: pd.DataFrame, schedule: str | Path | pd.DataFrame | None, where: str,
+               digest: str, notes: list[str]
+               ) -> tuple[pd.DataFrame, dict[str, RunSchedule] | None, str]:
+    """The curves with their schedule's columns, the schedules and the hash of both inputs."""
+    table, table_where = None, ""
+    if schedule is not None:
+        table, table_where, table_digest = read_table(schedule)
+        digest = _hash_bytes((digest + table_digest).encode())
+    frame, schedules = build(frame, table, where, table_where)
+    if schedules is None:
+        return frame, None, digest
+    clash = [c for c in TERM_COLUMNS if c in frame.columns]
+    if clash:
+        raise DataError(f"{where} has column(s) {clash}, which bayeslaw computes from the "
+                        "learning-rate schedule: rename them")
+    if C.D not in frame.columns:
+        raise DataError(f"{where} has no column 'D': a learning-rate schedule is read along "
+                        "D (tokens)")
+    values = terms(schedules, frame[C.RUN].to_numpy(), frame[C.D].to_numpy(float), where)
+    notes.append("learning-rate schedule " + (f"from {table_where}" if table_where else
+                                              "from the curves' columns"))
+    return frame.assign(**{c: values[c].to_numpy() for c in TERM_COLUMNS}), schedules, digest
 
 
 def _renamed(frame: pd.DataFrame, columns: Mapping[str, str], where: str,

@@ -210,3 +210,127 @@ def iso_depth_eff(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
     """
     size = cov["N"] * xp.exp(theta["phi"] * xp.log(cov["T_m"]))
     return _size_and_data(xp, size, cov["D"], theta, ref)
+
+
+#: Levels of the drop the multi-power law's annealing sum is taken over, and the per-run
+#: columns holding the forward area at which the drop first reaches each level's middle.
+NODES = 20
+NODE_COLUMNS = tuple(f"lr_node_{j:02d}" for j in range(1, NODES + 1))
+
+
+def drop_levels() -> np.ndarray:
+    """The drop at the middle of each node's level, ``(j - 1/2) / NODES``."""
+    return (np.arange(NODES) + 0.5) / NODES
+
+
+def _forward(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+             ref: Mapping[str, float]) -> Any:
+    """``E + a(N/N_ref)^-alpha + b(S_1/D_ref)^-beta``: Chinchilla with the forward area for D."""
+    return _size_and_data(xp, cov["N"], cov["lr_area"], theta, ref)
+
+
+def _depth(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+           ref: Mapping[str, float]) -> Any:
+    """The looped law's depth term ``c (T_m / T_ref)^-gamma``."""
+    return _power_term(xp, cov["T_m"], 0.0, ref["T_m"], theta["c"], theta["gamma"])
+
+
+def annealing_area(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                   ref: Mapping[str, float]) -> Any:
+    r"""Annealing-area law (Tissue et al. 2024, arXiv 2408.11029) with a size term.
+
+    .. math::
+
+        L(N, s) = E + \frac{A}{N^{\alpha}} + \frac{B}{S_1(s)^{\beta}} - d\, S_2(s)
+
+    ``S_1`` is the forward area (the column ``lr_area``: the integral of the learning rate
+    as a share of its peak over tokens, so ``S_1 = D`` at a constant peak rate) and ``S_2``
+    the annealing area with momentum (``anneal_area``: the drop of the rate from its peak,
+    0 to 1, seen through Tissue's exponential lag; :mod:`bayeslaw.schedules`).  ``d`` is the
+    loss a whole anneal to zero removes once the lag has caught up; Tissue's ``C`` is
+    ``d (1 - lambda) / eta_max`` per step.  Evaluated as
+    ``E + a(N/N_ref)^-alpha + b(S_1/D_ref)^-beta - d S_2``.
+    """
+    return _forward(xp, cov, theta, ref) - theta["d"] * cov["anneal_area"]
+
+
+def annealing_sum(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                  ref: Mapping[str, float]) -> Any:
+    r"""The multi-power law's loss drop ``LD``, summed over levels of the rate's drop.
+
+    .. math::
+
+        LD = d \sum_{j=1}^{K} w_j \left[1 - \left(\kappa\, \eta_j^{-\omega}
+             \frac{S_1 - S_1(j)}{D_{ref}} + 1\right)^{-\zeta}\right]
+
+    Luo et al.'s sum over steps ``k``, ``sum_k (eta_{k-1} - eta_k) G(eta_k^-omega S_k)``,
+    taken as a midpoint rule in the rate instead of in steps: node ``j`` stands for the
+    steps where the drop passed from ``(j-1)/K`` to ``j/K`` of the peak, with rate
+    ``eta_j = 1 - (j - 1/2)/K``, weight ``w_j = clip(K delta - (j - 1), 0, 1) / K`` (the share
+    of that level the drop ``delta`` so far has covered) and ``S_1(j)`` the forward area
+    where the drop first reached its middle (a column ``lr_node_jj`` per run).
+    """
+    k = len(NODE_COLUMNS)
+    node = xp.stack([cov[name] for name in NODE_COLUMNS], axis=-1)
+    since = xp.maximum(xp.expand_dims(cov["lr_area"], -1) - node, 0.0) / ref["D"]
+    weight = xp.clip(k * xp.expand_dims(cov["lr_drop"], -1) - np.arange(k), 0.0, 1.0) / k
+    log_eta = np.log(1.0 - drop_levels())
+
+    def along(name: str) -> Any:
+        return xp.expand_dims(theta[name], -1)
+
+    arg = along("kappa") * xp.exp(-along("omega") * log_eta) * since
+    saturation = 1.0 - xp.exp(-along("zeta") * xp.log1p(arg))
+    return theta["d"] * xp.sum(weight * saturation, axis=-1)
+
+
+def multi_power(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                ref: Mapping[str, float]) -> Any:
+    r"""Multi-power law (Luo et al. 2025, ICLR 2025) with a size term.
+
+    From "A Multi-Power Law for Loss Curve Prediction Across Learning Rate Schedules":
+
+    .. math::
+
+        L(N, t) = E + \frac{A}{N^{\alpha}} + \frac{B}{(S_1(t) + S_W)^{\beta}} - LD(t),
+        \quad
+        LD(t) = B' \sum_{k=1}^{t} (\eta_{k-1} - \eta_k)\,
+                \left[1 - (C \eta_k^{-\gamma} S_k(t) + 1)^{-\zeta}\right]
+
+    with ``S_k(t)`` the forward area from step ``k`` to ``t``.  ``S_1 + S_W`` (the forward
+    area with the warm-up's) is the column ``lr_area``; ``LD`` is :func:`annealing_sum`, with
+    ``B' = d`` (the loss a whole anneal to zero can remove), ``C = kappa / D_ref`` and
+    ``gamma = omega``.  With a saturation that is immediate (``kappa`` to infinity), ``LD``
+    is ``d delta``: the drop term of :func:`chinchilla_anneal` for a cosine to zero without
+    warm-up, which is this law's special case with ``D`` for the forward area.  Evaluated as
+    ``E + a(N/N_ref)^-alpha + b(S_1/D_ref)^-beta - LD``.
+    """
+    return _forward(xp, cov, theta, ref) - annealing_sum(xp, cov, theta, ref)
+
+
+def looped_annealing_area(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                          ref: Mapping[str, float]) -> Any:
+    r"""The annealing-area law with the looped law's depth term.
+
+    .. math::
+
+        L(N, s, T_m) = E + \frac{A}{N^{\alpha}} + \frac{B}{S_1(s)^{\beta}}
+                       + \frac{C}{T_m^{\gamma}} - d\, S_2(s)
+
+    :func:`annealing_area` plus :func:`looped_total`'s ``c (T_m / T_ref)^-gamma``.
+    """
+    return annealing_area(xp, cov, theta, ref) + _depth(xp, cov, theta, ref)
+
+
+def looped_multi_power(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                       ref: Mapping[str, float]) -> Any:
+    r"""The multi-power law with the looped law's depth term.
+
+    .. math::
+
+        L(N, t, T_m) = E + \frac{A}{N^{\alpha}} + \frac{B}{(S_1(t) + S_W)^{\beta}}
+                       + \frac{C}{T_m^{\gamma}} - LD(t)
+
+    :func:`multi_power` plus :func:`looped_total`'s ``c (T_m / T_ref)^-gamma``.
+    """
+    return multi_power(xp, cov, theta, ref) + _depth(xp, cov, theta, ref)

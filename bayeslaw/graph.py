@@ -45,6 +45,7 @@ from .kernel import (
     walk_variance,
 )
 from .plan import Plan, groups_of, level_dim
+from .schedules import POINT_COLUMNS
 from .transforms import sum_split_vector
 
 
@@ -54,7 +55,9 @@ def cov_data_name(cov: str) -> str:
     ``D_log`` holds ``log(D / D_ref)`` per point; every other covariate is one value per run
     (``N_run``, ``T_m_run``, ``P_run``, ``horizon_run``).
     """
-    return "D_log" if cov == C.D else f"{cov}_run"
+    if cov == C.D:
+        return "D_log"
+    return f"{cov}_point" if cov in POINT_COLUMNS else f"{cov}_run"
 
 
 def _group_deviations(pm: Any, pt: Any, name: str, z_name: str, sd: Any, dim: str,
@@ -93,7 +96,10 @@ class LossModel:
         law, lk = plan.spec.law_obj, plan.spec.likelihood
         self._uses_D = C.D in law.covariates or lk.sigma_decay is not None or lk.walk is not None
         self._D_ref = float(plan.spec.reference.get(C.D, 1.0))
-        self._run_covariates = tuple(c for c in law.covariates if c != C.D)
+        #: the schedule's terms vary along a run, as D does; every other covariate is per run
+        self._point_covariates = tuple(c for c in law.covariates if c in POINT_COLUMNS)
+        self._run_covariates = tuple(c for c in law.covariates
+                                     if c != C.D and c not in POINT_COLUMNS)
         table = plan.like.run_table()
         self._built_run_values = {c: table[c].to_numpy(dtype=float) for c in
                                   self._run_covariates}
@@ -166,14 +172,19 @@ class LossModel:
         mask = padded(np.ones(len(rows)))
         vals["mask"] = mask
         vals["loss_obs"] = padded(data.values(C.LOSS))
+        # padded cells repeat their run's last value, so that every per-point term stays
+        # finite there (a gap of 0 to the previous point for the walk), masked or not
+        last = np.zeros(n_runs, dtype="int64")
+        np.maximum.at(last, rows, pos)
+
+        def along(column: np.ndarray) -> np.ndarray:
+            values = padded(column)
+            return np.where(mask > 0, values, values[np.arange(n_runs), last][:, None])
+
         if self._uses_D:
-            # padded cells repeat their run's last D, so that every per-point term stays
-            # finite there (a gap of 0 to the previous point for the walk), masked or not
-            log_d = padded(np.log(data.values(C.D) / self._D_ref))
-            last = np.zeros(n_runs, dtype="int64")
-            np.maximum.at(last, rows, pos)
-            fill = log_d[np.arange(n_runs), last]
-            vals[cov_data_name(C.D)] = np.where(mask > 0, log_d, fill[:, None])
+            vals[cov_data_name(C.D)] = along(np.log(data.values(C.D) / self._D_ref))
+        for c in self._point_covariates:
+            vals[cov_data_name(c)] = along(data.values(c))
         if self.spec.likelihood.ar1 is not None or self.spec.likelihood.walk is not None:
             follows = mask.copy()
             follows[:, 0] = 0.0
@@ -228,6 +239,8 @@ class LossModel:
         cov: dict[str, Any] = {
             c: pm.Data(cov_data_name(c), values[cov_data_name(c)], dims="run")[:, None]
             for c in self._run_covariates}
+        for c in self._point_covariates:
+            cov[c] = pm.Data(cov_data_name(c), values[cov_data_name(c)], dims=("run", "pos"))
         if not self._uses_D:
             return cov, None
         log_d = pm.Data(cov_data_name(C.D), values[cov_data_name(C.D)], dims=("run", "pos"))

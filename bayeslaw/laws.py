@@ -17,16 +17,21 @@ import numpy as np
 
 from .errors import SpecError
 from .formulas import (
+    annealing_area,
     chinchilla,
     chinchilla_anneal,
     iso_depth,
     iso_depth_eff,
+    looped_annealing_area,
+    looped_multi_power,
     looped_streams,
     looped_total,
+    multi_power,
     parallel_streams,
     parallel_streams_data,
     size_only,
 )
+from .schedules import ANNEAL_AREA, LR_AREA, LR_DROP, NODE_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,7 @@ class Law:
         )
 
 
+C_N = "N"
 #: A power-law term's centered -> textbook map: ``(textbook, scale, exponent, covariate)``.
 _Pair = tuple[str, str, str, str]
 _A_N: _Pair = ("A", "a", "alpha", "N")
@@ -177,6 +183,22 @@ _D_TERM = _power_params("D", "b", "beta")
 
 _K = Param("k", "1", "gain per e-fold of streams: P streams act as k ln P + 1 times N",
            term="N")
+_D_AREA = _power_params("D", "b", "beta")
+_ANNEAL = Param("d", "loss", "loss a whole anneal of the learning rate to zero removes",
+                term="anneal")
+_MULTI = (_ANNEAL,
+          Param("kappa", "1", "how fast the anneal's gain saturates, per D_ref of area",
+                term="anneal"),
+          Param("zeta", "1", "exponent of the saturation (Luo et al.'s beta)", term="anneal"),
+          Param("omega", "1", "exponent of the rate in the saturation (Luo et al.'s gamma)",
+                term="anneal"))
+_DEPTH = _power_params("T_m", "c", "gamma", at="T_ref")
+_C_T: _Pair = ("C", "c", "gamma", "T_m")
+#: The schedule laws' terms: the D term is a function of the forward area, the anneal of the
+#: annealing area (or of the drop and the node areas).
+_AREA_TERMS = {"D": (LR_AREA,), "anneal": (ANNEAL_AREA,)}
+_MULTI_TERMS = {"D": (LR_AREA,), "anneal": (LR_AREA, LR_DROP, *NODE_COLUMNS)}
+
 _PHI = Param("phi", "1", "exponent of the reuse: T_m passes act as T_m^phi times N_rec",
              term="N")
 
@@ -216,6 +238,21 @@ LAWS: dict[str, Law] = {law.name: law for law in (
          # alpha needs three effective sizes (counted as distinct (N_once, N_rec) pairs), phi
          # two depths
          min_levels={("N_once", "N_rec"): 3, "T_m": 2, "D": 3}),
+    _law(annealing_area, (_E, *_N_TERM, *_D_AREA, _ANNEAL), (C_N, LR_AREA, ANNEAL_AREA),
+         _natural(_A_N, _B_D), "L = E + A/N^alpha + B/S1^beta - d S2",
+         ref_keys=(C_N, "D"), terms=_AREA_TERMS, min_levels={C_N: 3}),
+    _law(multi_power, (_E, *_N_TERM, *_D_AREA, *_MULTI),
+         (C_N, LR_AREA, LR_DROP, *NODE_COLUMNS), _natural(_A_N, _B_D),
+         "L = E + A/N^alpha + B/S1^beta - LD(S1, eta)",
+         ref_keys=(C_N, "D"), terms=_MULTI_TERMS, min_levels={C_N: 3}),
+    _law(looped_annealing_area, (_E, *_N_TERM, *_D_AREA, *_DEPTH, _ANNEAL),
+         (C_N, LR_AREA, ANNEAL_AREA, "T_m"), _natural(_A_N, _B_D, _C_T),
+         "L = E + A/N^alpha + B/S1^beta + C/T_m^gamma - d S2",
+         ref_keys=(C_N, "D", "T_m"), terms=_AREA_TERMS, min_levels={C_N: 3, "T_m": 3}),
+    _law(looped_multi_power, (_E, *_N_TERM, *_D_AREA, *_DEPTH, *_MULTI),
+         (C_N, LR_AREA, LR_DROP, *NODE_COLUMNS, "T_m"), _natural(_A_N, _B_D, _C_T),
+         "L = E + A/N^alpha + B/S1^beta + C/T_m^gamma - LD(S1, eta)",
+         ref_keys=(C_N, "D", "T_m"), terms=_MULTI_TERMS, min_levels={C_N: 3, "T_m": 3}),
     _law(iso_depth_eff, (_E, *_N_TERM, _PHI, *_D_TERM), ("N", "T_m", "D"),
          _natural(_A_N, _B_D), "L = E + A/(N T_m^phi)^alpha + B/D^beta",
          ref_keys=("N", "D"), terms={"N": ("N", "T_m")}, min_levels={"N": 3, "T_m": 2, "D": 3}),

@@ -11,6 +11,7 @@ import numpy as np
 from . import constants as C
 from .data import LossData
 from .errors import DataError, SpecError
+from .schedules import POINT_COLUMNS
 from .spec import ModelSpec
 
 
@@ -53,8 +54,8 @@ def check_compatible(spec: ModelSpec, data: LossData) -> None:
         param = law.param(e.param)
         term = () if param.term is None else law.term_covariates(param.term)
         for cov in law.covariates:
-            if cov == C.D and data.has_runs:
-                continue
+            if (cov == C.D or cov in POINT_COLUMNS) and data.has_runs:
+                continue  # varies along each run
             within = table.groupby(codes)[cov].nunique()
             if (within <= 1).all() and (param.term is None or cov in term):
                 what = ("the irreducible loss E" if param.term is None else

@@ -24,6 +24,7 @@ from scipy import special
 from . import constants as C
 from .data import LossData
 from .errors import DataError, FitFileError
+from .formulas import NODE_COLUMNS, NODES
 from .kernel import density_terms, link_value, noise_scale, standard_noise
 from .plan import level_dim
 from .spec import ModelSpec
@@ -155,6 +156,10 @@ def typical_parameters(post: Posterior, T_m: float | None, rng: np.random.Genera
     return parameter_draws(post, table, rng, groups=(C.T_M,) if T_m is not None else ())
 
 
+#: Most cells of one block of a law's evaluation over draws (bounds its memory).
+BLOCK_CELLS = 2_000_000
+
+
 def mean_draws(post: Posterior, table: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
     """The law's value per posterior draw and row, ``(S, n)``."""
     law = post.spec.law_obj
@@ -164,8 +169,14 @@ def mean_draws(post: Posterior, table: pd.DataFrame, rng: np.random.Generator) -
                         f"{law.name!r}")
     cov = {c: table[c].to_numpy(dtype=float)[None, :] for c in law.covariates}
     theta = parameter_draws(post, table, rng)
-    mu = np.asarray(law(np, cov, theta, post.spec.reference), dtype=float)
-    return np.broadcast_to(mu, (post.n_draws, len(table)))
+    # a law summed over the schedule's nodes makes (draws, rows, nodes) arrays: in blocks
+    width = NODES if NODE_COLUMNS[0] in law.covariates else 1
+    block = max(1, BLOCK_CELLS // max(1, len(table) * width))
+    out = np.empty((post.n_draws, len(table)))
+    for lo in range(0, post.n_draws, block):
+        part = {k: v[lo:lo + block] if np.ndim(v) == 2 else v for k, v in theta.items()}
+        out[lo:lo + block] = law(np, cov, part, post.spec.reference)
+    return out
 
 
 def base_scale(post: Posterior, table: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:

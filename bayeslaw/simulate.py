@@ -179,3 +179,65 @@ def write_bundled(path: str | Path | None = None) -> Path:
     frame, _ = looped_sweep()
     frame.to_csv(path, index=False, float_format="%.6g")
     return path
+
+
+#: True coefficients of the synthetic schedule sweep (centered: N_ref = 1e8, D_ref = 1e9).
+SCHEDULE_TRUTH: dict[str, float] = {
+    "E": 1.9, "a": 0.5, "alpha": 0.35, "b": 0.6, "beta": 0.45, "d": 0.25, "kappa": 8.0,
+    "zeta": 0.6, "omega": 0.5,
+}
+#: The schedules of the synthetic sweep: every kind, WSD with two cool-down shapes.
+SCHEDULE_KINDS: tuple[dict[str, Any], ...] = (
+    {"schedule": "cosine", "final_lr_ratio": 0.1},
+    {"schedule": "linear"},
+    {"schedule": "constant"},
+    {"schedule": "wsd", "decay_start_share": 0.8, "decay_shape": "1-sqrt"},
+    {"schedule": "wsd", "decay_start_share": 0.9, "decay_shape": "linear"},
+    {"schedule": "inverse_sqrt"},
+)
+SCHEDULE_N = (5e7, 1e8, 2e8, 4e8, 8e8)
+
+
+def schedule_design(*, N: Sequence[float] = SCHEDULE_N, horizons: Sequence[float] = (2e9, 6e9),
+                    points: int = 30, kinds: Sequence[Mapping[str, Any]] = SCHEDULE_KINDS
+                    ) -> pd.DataFrame:
+    """Every size with every schedule and horizon, logged at ``points`` even steps.
+
+    Each run warms up over 1% of its horizon; a WSD cool-down starts at
+    ``decay_start_share`` of it.  The columns are those :mod:`bayeslaw.schedules` reads.
+    """
+    rows = []
+    for kind in kinds:
+        for horizon in horizons:
+            for n in N:
+                plan = {k: v for k, v in kind.items() if k != "decay_start_share"}
+                if "decay_start_share" in kind:
+                    plan["decay_start"] = kind["decay_start_share"] * horizon
+                name = kind["schedule"] + (f"{kind['decay_start_share']:g}"
+                                           if "decay_start_share" in kind else "")
+                for d in np.linspace(horizon / points, horizon, points):
+                    rows.append({C.RUN: f"{run_label(n)}_{name}_H{horizon:g}", C.N: float(n),
+                                 C.D: float(d), C.HORIZON: float(horizon),
+                                 "warmup": 0.01 * horizon, **plan})
+    return pd.DataFrame(rows)
+
+
+def schedule_sweep(*, seed: int = SWEEP_SEED, points: int = 30, law: str = "multi_power",
+                   params: Mapping[str, float] | None = None, sigma: float = 0.01,
+                   **design_options: Any) -> tuple[pd.DataFrame, Truth]:
+    """A synthetic sweep of curves with known schedules of every kind, from a schedule law.
+
+    The table (:func:`schedule_design`) goes through :func:`bayeslaw.data.load`, which adds
+    the schedule's terms, and is simulated from ``law``'s default spec with ``params``
+    (default :data:`SCHEDULE_TRUTH`, the parameters the law has) and Student-t noise of
+    scale ``sigma``.  The returned frame holds the schedule columns, not the terms.
+    """
+    from .data import load
+
+    table = schedule_design(points=points, **design_options)
+    spec = load_spec(law=law)
+    names = set(spec.law_obj.param_names)
+    truth = {k: v for k, v in (params or SCHEDULE_TRUTH).items() if k in names}
+    frame, drawn = simulate(spec, load(table.assign(loss=1.0)).frame, truth, sigma=sigma,
+                            sigma_spread=0.0, seed=seed)
+    return frame[[*table.columns, C.LOSS]], drawn
