@@ -46,6 +46,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "load": ("data", "load"),
     "load_chinchilla": ("public_data", "load_chinchilla"),
     "load_misfitting": ("public_data", "load_misfitting"),
+    "load_colpret": ("public_data", "load_colpret"),
     "load_parscale": ("public_data", "load_parscale"),
     "load_spec": ("catalog", "load_spec"),
     "loss_at": ("derived", "loss_at"),
@@ -126,7 +127,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
     from .plots import plot_backtest, plot_final_losses, plot_group_effects, plot_residuals
     from .prediction import Prediction, forecast_run, predict
     from .priors import Prior
-    from .public_data import load_chinchilla, load_misfitting, load_parscale
+    from .public_data import load_chinchilla, load_colpret, load_misfitting, load_parscale
     from .report import build_report
     from .result import Fit
     from .settings import SamplerSettings
@@ -139,6 +140,7 @@ __all__ = [
     "plateau_ylim",
     "load_parscale",
     "load_misfitting",
+    "load_colpret",
     "load_chinchilla",
     "prediction_grid",
     "LAWS",

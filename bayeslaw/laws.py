@@ -267,13 +267,20 @@ def get_law(name: str) -> Law:
         raise SpecError(f"unknown law {name!r}; choose one of {', '.join(sorted(LAWS))}") from None
 
 
+#: The default law of curves with a known schedule (chosen in benchmarks/bench_schedules.py).
+SCHEDULE_LAW = "multi_power"
+
+
 def law_for_columns(columns: set[str] | frozenset[str]) -> str:
     """Default law for a table's columns.
 
     ``iso_depth`` with ``N_once`` and ``N_rec``; with ``P``, ``parallel_streams_data`` when
     there is a ``D`` column and ``parallel_streams`` otherwise; ``looped_total`` with
-    ``T_m``; else ``chinchilla``.
+    ``T_m``; else ``chinchilla``.  A table whose runs carry a learning-rate schedule (the
+    terms :func:`bayeslaw.load` adds) gets :data:`SCHEDULE_LAW` (``looped_`` with ``T_m``).
     """
+    if LR_AREA in columns and "N" in columns:
+        return ("looped_" if "T_m" in columns else "") + SCHEDULE_LAW
     if {"N_once", "N_rec"} <= columns:
         return "iso_depth"
     if "P" in columns:

@@ -22,11 +22,12 @@ import pandas as pd
 from scipy import special
 
 from . import constants as C
-from .data import LossData
+from .data import LossData, read_table
 from .errors import DataError, FitFileError
 from .formulas import NODE_COLUMNS, NODES
 from .kernel import density_terms, link_value, noise_scale, standard_noise
 from .plan import level_dim
+from .schedules import LR, SCHEDULE, TERM_COLUMNS, build, terms
 from .spec import ModelSpec
 
 
@@ -244,3 +245,51 @@ def log_density(post: Posterior, y: np.ndarray, mu: np.ndarray, scale: np.ndarra
     nu = np.asarray(post.draws("nu"), float)[:, None] if family == "student_t" else None
     constant, factor, core = density_terms(np, special.gammaln, family, (y - mu) / scale, nu)
     return constant - np.log(scale) + factor * core
+
+
+def schedules_of(post: Posterior, schedule: Any = None, points: pd.DataFrame | None = None
+                 ) -> dict[str, Any]:
+    """The runs' schedules a forecast uses: the fit's, overridden by ``schedule``'s.
+
+    ``schedule`` is a logged table (``run, D, lr``), a table of one row per run with schedule
+    columns, a file holding either, or ``None``; ``points`` may carry the per-run columns.
+    """
+    known = dict(post.data.schedules or {})
+    frame = points if points is not None else pd.DataFrame({C.RUN: []})
+    table, where = (read_table(schedule)[:2] if schedule is not None else (None, ""))
+    if table is None and SCHEDULE not in frame.columns and LR not in frame.columns:
+        return known
+    if C.RUN not in frame.columns:
+        raise DataError("the prediction points need a 'run' column to find each point's "
+                        "learning-rate schedule")
+    if table is not None and LR not in table.columns:  # a new plan replaces the points' own
+        frame = frame.drop(columns=[c for c in table.columns if c != C.RUN and c in frame])
+    _, given = build(frame.assign(**{C.RUN: frame[C.RUN].astype(str)}), table,
+                     "the prediction points", where)
+    return {**known, **(given or {})}
+
+
+def scheduled_points(post: Posterior, points: pd.DataFrame, schedule: Any = None
+                     ) -> pd.DataFrame:
+    """``points`` with the schedule's terms a schedule-aware law needs, computed afresh.
+
+    Terms are recomputed from the schedules (:func:`schedules_of`) of the points' runs when
+    every run has one; points that carry all the terms themselves and have no schedule are
+    taken as given.  A law without schedule terms gets ``points`` unchanged.
+    """
+    needs = [c for c in post.spec.law_obj.covariates if c in TERM_COLUMNS]
+    if not needs:
+        return points
+    schedules = schedules_of(post, schedule, points)
+    runs = points[C.RUN].astype(str) if C.RUN in points.columns else None
+    if runs is None or not set(runs) <= set(schedules):
+        if all(c in points.columns for c in needs) and schedule is None:
+            return points
+        missing = (["run"] if runs is None else sorted(set(runs) - set(schedules))[:3])
+        raise DataError(f"law {post.spec.law_obj.name!r} needs each point's learning-rate "
+                        f"schedule; none is known for {missing}: give schedule= (a lr table "
+                        "or per-run schedule columns) or points with run names of the fit")
+    values = terms(schedules, runs.to_numpy(), points[C.D].to_numpy(float),
+                   "the prediction points")
+    out = points.drop(columns=[c for c in TERM_COLUMNS if c in points.columns])
+    return out.assign(**{c: values[c].to_numpy() for c in TERM_COLUMNS})

@@ -18,7 +18,14 @@ from . import constants as C
 from .errors import ArgumentError, DataError, ImportanceWeightsWarning
 from .kernel import conditional_terms, relative_variance
 from .likelihood import predictive_draws, sequential_terms
-from .posterior import Posterior, log_density, mean_draws, noise, noise_scale_draws
+from .posterior import (
+    Posterior,
+    log_density,
+    mean_draws,
+    noise,
+    noise_scale_draws,
+    scheduled_points,
+)
 from .walk import hurst_draws, walk_bridge
 
 
@@ -78,7 +85,8 @@ def band_args(kind: str, probs: Sequence[float]) -> tuple[float, ...]:
 
 
 def predict(fit: Posterior, points: pd.DataFrame, *, kind: str = "predictive",
-            probs: Sequence[float] = C.BAND_PROBS, seed: int = 0) -> Prediction:
+            probs: Sequence[float] = C.BAND_PROBS, seed: int = 0,
+            schedule: Any = None) -> Prediction:
     """Posterior median and central bands of the loss at ``points``.
 
     Parameters
@@ -95,10 +103,17 @@ def predict(fit: Posterior, points: pd.DataFrame, *, kind: str = "predictive",
         Central band probabilities, each in (0, 1).
     seed : int
         Seed of the draws for new group levels and noise.
+    schedule : DataFrame, path or None
+        For a schedule-aware law: the learning-rate schedules of the points' runs, as
+        :func:`bayeslaw.load` takes them (a logged ``run, D, lr`` table or one row per run
+        with schedule columns); they replace the fit's own for those runs, so the same run
+        with another cool-down is a "what if".  Without it, the fit's schedules (or the
+        points' own schedule columns) are used.  A point past the end of its run's known
+        schedule is refused.
     """
     probs = band_args(kind, probs)
     rng = np.random.default_rng(seed)
-    points = points.reset_index(drop=True)
+    points = scheduled_points(fit, points.reset_index(drop=True), schedule)
     draws = (predictive_draws(fit, points, rng) if kind == "predictive"
              else mean_draws(fit, points, rng))
     return summarise(points, draws, kind, probs)
@@ -106,7 +121,7 @@ def predict(fit: Posterior, points: pd.DataFrame, *, kind: str = "predictive",
 
 def forecast_run(fit: Posterior, run: str | pd.DataFrame, D_target: float, *, n_grid: int = 50,
                  kind: str = "predictive", probs: Sequence[float] = C.BAND_PROBS,
-                 seed: int = 0, replicates: int = 20) -> Prediction:
+                 seed: int = 0, replicates: int = 20, schedule: Any = None) -> Prediction:
     """Forecast the rest of a run, from its last logged D to ``D_target``.
 
     Parameters
@@ -123,6 +138,9 @@ def forecast_run(fit: Posterior, run: str | pd.DataFrame, D_target: float, *, n_
         curve in the data instead).
     D_target : float
         Tokens to forecast to.
+    schedule : DataFrame, path or None
+        The run's planned learning-rate schedule (schedule-aware laws), as :func:`predict`
+        takes it; by default the fit's own (or the partial curve's schedule columns).
     """
     probs = band_args(kind, probs)
     if isinstance(run, str):
@@ -133,14 +151,19 @@ def forecast_run(fit: Posterior, run: str | pd.DataFrame, D_target: float, *, n_
                             f"{', '.join(map(str, fit.data.runs[:10]))}"
                             + (" ..." if len(fit.data.runs) > 10 else ""))
         grid = _future_grid(logged, D_target, n_grid)
-        return predict(fit, grid, kind=kind, probs=probs, seed=seed)
+        return predict(fit, grid, kind=kind, probs=probs, seed=seed, schedule=schedule)
     logged = run.sort_values(C.D, kind="stable").reset_index(drop=True)
     missing = [c for c in (C.N, C.D, C.LOSS) if c not in logged.columns]
     if missing or logged.empty:
         raise DataError(f"a partial curve needs rows with columns N, D and loss; missing "
                         f"{missing}")
-    logged[C.RUN] = "__partial__"  # not a fitted run: its effects come from the population
     grid = _future_grid(logged, D_target, n_grid)
+    if C.RUN in logged.columns:  # its schedule's terms, looked up under its own name
+        both = scheduled_points(fit, pd.concat([logged, grid], ignore_index=True), schedule)
+        logged, grid = both.iloc[:len(logged)].copy(), both.iloc[len(logged):].drop(
+            columns=[C.LOSS]).reset_index(drop=True)
+    logged[C.RUN] = "__partial__"  # not a fitted run: its effects come from the population
+    grid[C.RUN] = "__partial__"
     draws, ess = _resampled_future(fit, logged, grid, kind, np.random.default_rng(seed),
                                    replicates)
     return summarise(grid, draws, kind, probs, weights_ess=ess)

@@ -41,8 +41,18 @@ def load_chinchilla(path: str | Path) -> LossData:
                     ("D = Training FLOP / (6 N)",))
 
 
+#: The misfitting sweep's schedule, from the training scripts of github:hadasah/scaling_laws
+#: at 1f3708c (open_lm's default cosine; ``NUM_WARMUP_STEPS = 50`` and ``END_LR_RATIO = 0.1``
+#: in ``open_lm/constants/slurm_constants.py``; 512 sequences of 2048 tokens per step, as
+#: D / current_steps is on every row): a cosine to 10% of the peak at each run's horizon.
+MISFITTING_BATCH = 512 * 2048
+MISFITTING_SCHEDULE = {"schedule": "cosine", "warmup": 50.0 * MISFITTING_BATCH,
+                       "final_lr_ratio": 0.1, "batch_tokens": float(MISFITTING_BATCH)}
+
+
 def load_misfitting(path: str | Path, *, final_only: bool = False,
-                    min_portion: float = 0.0, min_tokens: float = 0.0) -> LossData:
+                    min_portion: float = 0.0, min_tokens: float = 0.0,
+                    schedule: bool = False) -> LossData:
     """The (Mis)Fitting Scaling Laws checkpoints (``scaling_results.csv``).
 
     A run is one (model, total_steps, peak_lr, sweep); its learning-rate schedule decays to
@@ -70,6 +80,10 @@ def load_misfitting(path: str | Path, *, final_only: bool = False,
     on average (truth above the law) and those of steps 500-1,000 by 1-2.5% (measured at
     6d618d1, not saved).  Runs shorter
     than ``min_tokens`` are dropped whole (the loader's notes say how many).
+
+    ``schedule=True`` adds each run's learning-rate schedule (:data:`MISFITTING_SCHEDULE`,
+    read from the sweep's training scripts, not stated in the paper), so a schedule-aware
+    law is the default fit.
     """
     if not 0.0 <= min_portion < 1.0:
         raise DataError(f"min_portion must lie in [0, 1), got {min_portion}")
@@ -83,8 +97,11 @@ def load_misfitting(path: str | Path, *, final_only: bool = False,
     if final_only:
         tidy = tidy.loc[tidy.groupby(C.RUN)[C.D].idxmax()].reset_index(drop=True)
         note += "; final checkpoint of each run only"
+    if schedule:
+        tidy = tidy.assign(**MISFITTING_SCHEDULE)
+        note += "; schedule: cosine to 0.1 of the peak, 50 warm-up steps (training scripts)"
     data = load(tidy)
-    return LossData(data.frame, str(path), _sha(path), True, (note,))
+    return LossData(data.frame, str(path), _sha(path), True, (note,), data.schedules)
 
 
 def _misfitting_runs(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -131,6 +148,48 @@ def _misfitting_scope(tidy: pd.DataFrame, note: str, min_portion: float,
         note += (f"; checkpoints before {min_tokens:g} tokens dropped "
                  f"({runs - tidy[C.RUN].nunique()} shorter run(s) dropped whole)")
     return tidy, note
+
+
+#: The schedules of the ColPret families, from their papers: GPT-3 (Brown et al. 2020,
+#: appendix B) a cosine to 10% over 260B tokens after a 375M-token warm-up, for 300B; OPT
+#: (Zhang et al. 2022, section 2.2) a linear decay to 10% over 300B tokens after a 375M-token
+#: warm-up (OPT-175B: 2000 steps, and its rate was lowered by hand mid-run).
+COLPRET_SCHEDULES = {
+    "gpt3": {"schedule": "cosine", "warmup": 3.75e8, "decay_end": 2.6e11, C.HORIZON: 3e11,
+             "final_lr_ratio": 0.1},
+    "opt": {"schedule": "linear", "warmup": 3.75e8, C.HORIZON: 3e11, "final_lr_ratio": 0.1},
+}
+
+
+def load_colpret(path: str | Path, *, metric: str = "val", max_points: int | None = 60
+                 ) -> LossData:
+    """A ColPret family's curves (``colpret_gpt3_curves.csv`` or ``colpret_opt_curves.csv``)
+    with the family's learning-rate schedule (:data:`COLPRET_SCHEDULES`).
+
+    GPT-3's points were read off a figure: repeated ``D`` values of a run are averaged, and
+    ``metric`` picks the validation or training curve.  ``max_points`` thins each run
+    (:meth:`bayeslaw.data.LossData.thin`; ``None`` keeps every point).
+    """
+    frame, where, _ = read_table(path)
+    family = next((f for f in COLPRET_SCHEDULES if f"_{f}_" in Path(path).name), None)
+    if family is None:
+        raise DataError(f"{where}: not a ColPret family with a known schedule (file names "
+                        f"colpret_<family>_curves.csv, families {', '.join(COLPRET_SCHEDULES)})")
+    _require(frame, [C.RUN, C.N, C.D, C.LOSS], where)
+    if "metric" in frame.columns:
+        if metric not in set(frame["metric"]):
+            raise DataError(f"{where} has no metric {metric!r}; it has "
+                            f"{sorted(set(frame['metric']))}")
+        frame = frame[frame["metric"] == metric]
+    keep = [c for c in (C.RUN, C.N, C.D, C.LOSS, "batch_tokens") if c in frame.columns]
+    tidy = frame[keep].groupby([C.RUN, C.D], as_index=False, sort=False).mean()
+    plan = dict(COLPRET_SCHEDULES[family])
+    data = load(tidy.assign(**plan))
+    if max_points is not None:
+        data = data.thin(max_points)
+    note = f"colpret {family} ({metric}); repeated (run, D) averaged; schedule from the paper"
+    return LossData(data.frame, str(path), _sha(path), True, (note, *data.notes),
+                    data.schedules)
 
 
 def load_parscale(path: str | Path, dataset: str | None = None) -> LossData:
