@@ -17,6 +17,9 @@ RUN, N, D, T_M, LOSS = "run", "N", "D", "T_m", "loss"
 P, N_ONCE, N_REC = "P", "N_once", "N_rec"
 #: A run's planned tokens (its learning-rate schedule ends there): optional, one per run.
 HORIZON = "horizon"
+#: The terms of a learning-rate schedule (:mod:`bayeslaw.schedules`) that vary along a run:
+#: the rate as a share of its peak, the forward area, the drop so far, the annealing area.
+LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA = "lr_norm", "lr_area", "lr_drop", "anneal_area"
 #: ``D`` is required too, except in a table of final losses (one row per run).
 REQUIRED_COLUMNS = (N, D, LOSS)
 

@@ -213,14 +213,15 @@ def iso_depth_eff(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
 
 
 #: Levels of the drop the multi-power law's annealing sum is taken over, and the per-run
-#: columns holding the forward area at which the drop first reaches each level's middle.
+#: columns holding the forward area at which the drop first reaches each level's boundary
+#: ``j / NODES`` (``j = 0``: where the decay starts).
 NODES = 20
-NODE_COLUMNS = tuple(f"lr_node_{j:02d}" for j in range(1, NODES + 1))
+NODE_COLUMNS = tuple(f"lr_node_{j:02d}" for j in range(NODES + 1))
 
 
 def drop_levels() -> np.ndarray:
-    """The drop at the middle of each node's level, ``(j - 1/2) / NODES``."""
-    return (np.arange(NODES) + 0.5) / NODES
+    """The drop at each boundary between levels, ``j / NODES`` for ``j = 0 .. NODES``."""
+    return np.arange(NODES + 1) / NODES
 
 
 def _forward(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
@@ -260,21 +261,25 @@ def annealing_sum(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
 
     .. math::
 
-        LD = d \sum_{j=1}^{K} w_j \left[1 - \left(\kappa\, \eta_j^{-\omega}
-             \frac{S_1 - S_1(j)}{D_{ref}} + 1\right)^{-\zeta}\right]
+        LD = d \sum_{j=0}^{K} w_j \left[1 - \left(\kappa\, \eta_j^{-\omega}
+             \frac{\max(S_1 - S_1(j), 0)}{D_{ref}} + 1\right)^{-\zeta}\right]
 
-    Luo et al.'s sum over steps ``k``, ``sum_k (eta_{k-1} - eta_k) G(eta_k^-omega S_k)``,
-    taken as a midpoint rule in the rate instead of in steps: node ``j`` stands for the
-    steps where the drop passed from ``(j-1)/K`` to ``j/K`` of the peak, with rate
-    ``eta_j = 1 - (j - 1/2)/K``, weight ``w_j = clip(K delta - (j - 1), 0, 1) / K`` (the share
-    of that level the drop ``delta`` so far has covered) and ``S_1(j)`` the forward area
-    where the drop first reached its middle (a column ``lr_node_jj`` per run).
+    Luo et al.'s sum over steps ``k``, ``sum_k (eta_{k-1} - eta_k) G(eta_k^-omega S_k)``, is
+    an integral over the drop of the rate; it is taken by the trapezoid rule over ``K``
+    levels of the drop instead of over steps.  Boundary ``j`` is where the drop first
+    reached ``j / K`` of the peak (the forward area there, ``S_1(j)``, is the run's column
+    ``lr_node_jj``), at rate ``eta_j = 1 - j/K`` (at least ``1/2K``).  Its weight ``w_j`` is
+    half the share of each adjacent level the drop ``delta`` so far has covered,
+    ``c_j = clip(K delta - j, 0, 1) / K``: ``w_j = (c_j + c_{j-1}) / 2``; the partly covered
+    level ends at the current step, where ``G = 0``.
     """
-    k = len(NODE_COLUMNS)
+    k = len(NODE_COLUMNS) - 1
     node = xp.stack([cov[name] for name in NODE_COLUMNS], axis=-1)
     since = xp.maximum(xp.expand_dims(cov["lr_area"], -1) - node, 0.0) / ref["D"]
-    weight = xp.clip(k * xp.expand_dims(cov["lr_drop"], -1) - np.arange(k), 0.0, 1.0) / k
-    log_eta = np.log(1.0 - drop_levels())
+    covered = k * xp.expand_dims(cov["lr_drop"], -1) - np.arange(k + 1)
+    below = np.arange(k + 1) >= 1
+    weight = (xp.clip(covered, 0.0, 1.0) + below * xp.clip(covered + 1.0, 0.0, 1.0)) / (2 * k)
+    log_eta = np.log(np.maximum(1.0 - drop_levels(), 0.5 / k))
 
     def along(name: str) -> Any:
         return xp.expand_dims(theta[name], -1)
@@ -334,3 +339,54 @@ def looped_multi_power(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any]
     :func:`multi_power` plus :func:`looped_total`'s ``c (T_m / T_ref)^-gamma``.
     """
     return multi_power(xp, cov, theta, ref) + _depth(xp, cov, theta, ref)
+
+
+# -- the schedule of a run from its columns ------------------------------------------------
+def rate(kind: str, D: np.ndarray, *, warmup: float, horizon: float,
+         decay_start: float | None = None, decay_end: float | None = None,
+         decay_shape: str = "linear", final_ratio: float = 0.0) -> np.ndarray:
+    """The learning rate as a share of its peak at ``D`` tokens.
+
+    A linear warm-up from 0 over ``warmup`` tokens, then: ``constant`` 1; ``cosine``
+    ``r + (1 - r)(1 + cos(pi p))/2`` and ``linear`` ``r + (1 - r)(1 - p)``, with
+    ``p = (D - warmup) / (decay_end - warmup)`` clipped to [0, 1] and ``r`` the final ratio;
+    ``inverse_sqrt`` ``max(sqrt(warmup / D), r)``; ``wsd`` 1 until ``decay_start``, then the
+    cool-down ``decay_shape`` (``linear`` ``1 - q``, ``cosine`` ``(1 + cos(pi q))/2``,
+    ``1-sqrt`` ``1 - sqrt(q)``, ``q`` the cool-down's progress) down to ``r``.
+    """
+    D = np.asarray(D, float)
+    end = horizon if decay_end is None else decay_end
+    if kind == "constant":
+        eta = np.ones_like(D)
+    elif kind in ("cosine", "linear"):
+        p = np.clip((D - warmup) / max(end - warmup, 1e-300), 0.0, 1.0)
+        shape = (1 + np.cos(np.pi * p)) / 2 if kind == "cosine" else 1 - p
+        eta = final_ratio + (1 - final_ratio) * shape
+    elif kind == "inverse_sqrt":
+        eta = np.maximum(np.sqrt(warmup / np.maximum(D, warmup)), final_ratio)
+    elif kind == "wsd":
+        start = warmup if decay_start is None else decay_start
+        q = np.clip((D - start) / max(end - start, 1e-300), 0.0, 1.0)
+        shape = {"linear": 1 - q, "cosine": (1 + np.cos(np.pi * q)) / 2,
+                 "1-sqrt": 1 - np.sqrt(q)}[decay_shape]
+        eta = final_ratio + (1 - final_ratio) * shape
+    else:
+        raise ValueError(f"unknown schedule {kind!r}")  # bayeslaw.schedules checks first
+    ramp = np.minimum(D / warmup, 1.0) if warmup > 0 else np.ones_like(D)
+    return eta * ramp
+
+
+
+def grid(horizon: float, breaks: list[float], last: float | None = None) -> np.ndarray:
+    """At most :data:`GRID` steps from 0 to ``last`` (default ``horizon``), through ``breaks``.
+
+    Half the steps are even in ``D``, half even in ``log D`` from ``horizon / 1e4``, so a
+    warm-up of 0.1% of the run is resolved.
+    """
+    grid_steps = 1000  # bayeslaw.schedules.GRID
+    last = horizon if last is None else last
+    n = grid_steps // 2 - len(breaks) - 1
+    even = np.linspace(0.0, last, n)
+    logs = np.geomspace(max(last * 1e-4, 1e-300), last, grid_steps - n - len(breaks) - 1)
+    nodes = np.concatenate([[0.0], even, logs, [b for b in breaks if 0 < b < last]])
+    return np.unique(np.clip(nodes, 0.0, last))

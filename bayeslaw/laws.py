@@ -15,8 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from .constants import ANNEAL_AREA, LR_AREA, LR_DROP
 from .errors import SpecError
 from .formulas import (
+    NODE_COLUMNS,
     annealing_area,
     chinchilla,
     chinchilla_anneal,
@@ -31,7 +33,6 @@ from .formulas import (
     parallel_streams_data,
     size_only,
 )
-from .schedules import ANNEAL_AREA, LR_AREA, LR_DROP, NODE_COLUMNS
 
 
 @dataclass(frozen=True)

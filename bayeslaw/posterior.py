@@ -24,10 +24,10 @@ from scipy import special
 from . import constants as C
 from .data import LossData, read_table
 from .errors import DataError, FitFileError
-from .formulas import NODE_COLUMNS, NODES
+from .formulas import NODE_COLUMNS
 from .kernel import density_terms, link_value, noise_scale, standard_noise
 from .plan import level_dim
-from .schedules import LR, SCHEDULE, TERM_COLUMNS, build, terms
+from .schedules import LR, PLAN_COLUMNS, SCHEDULE, TERM_COLUMNS, build, terms
 from .spec import ModelSpec
 
 
@@ -171,7 +171,7 @@ def mean_draws(post: Posterior, table: pd.DataFrame, rng: np.random.Generator) -
     cov = {c: table[c].to_numpy(dtype=float)[None, :] for c in law.covariates}
     theta = parameter_draws(post, table, rng)
     # a law summed over the schedule's nodes makes (draws, rows, nodes) arrays: in blocks
-    width = NODES if NODE_COLUMNS[0] in law.covariates else 1
+    width = len(NODE_COLUMNS) if NODE_COLUMNS[0] in law.covariates else 1
     block = max(1, BLOCK_CELLS // max(1, len(table) * width))
     out = np.empty((post.n_draws, len(table)))
     for lo in range(0, post.n_draws, block):
@@ -264,9 +264,23 @@ def schedules_of(post: Posterior, schedule: Any = None, points: pd.DataFrame | N
                         "learning-rate schedule")
     if table is not None and LR not in table.columns:  # a new plan replaces the points' own
         frame = frame.drop(columns=[c for c in table.columns if c != C.RUN and c in frame])
+    frame = _with_fitted_plan(post, frame, table)
     _, given = build(frame.assign(**{C.RUN: frame[C.RUN].astype(str)}), table,
                      "the prediction points", where)
     return {**known, **(given or {})}
+
+
+def _with_fitted_plan(post: Posterior, frame: pd.DataFrame, table: pd.DataFrame | None
+                      ) -> pd.DataFrame:
+    """``frame`` with the fitted runs' schedule columns it and ``table`` lack (a horizon)."""
+    fitted = post.data.frame
+    have = set(frame.columns) | set(table.columns if table is not None else ())
+    cols = [c for c in PLAN_COLUMNS if c in fitted.columns and c not in have]
+    if not cols or C.RUN not in frame.columns:
+        return frame
+    per_run = fitted.groupby(C.RUN, sort=False)[cols].first()
+    return frame.assign(**{c: per_run[c].reindex(frame[C.RUN].astype(str)).to_numpy()
+                           for c in cols})
 
 
 def scheduled_points(post: Posterior, points: pd.DataFrame, schedule: Any = None

@@ -163,8 +163,10 @@ COLPRET_SCHEDULES = {
 
 def load_colpret(path: str | Path, *, metric: str = "val", max_points: int | None = 60
                  ) -> LossData:
-    """A ColPret family's curves (``colpret_gpt3_curves.csv`` or ``colpret_opt_curves.csv``)
-    with the family's learning-rate schedule (:data:`COLPRET_SCHEDULES`).
+    """A ColPret family's curves with the family's learning-rate schedule.
+
+    ``path`` is ``colpret_gpt3_curves.csv`` or ``colpret_opt_curves.csv``; the schedules are
+    :data:`COLPRET_SCHEDULES`.
 
     GPT-3's points were read off a figure: repeated ``D`` values of a run are averaged, and
     ``metric`` picks the validation or training curve.  ``max_points`` thins each run

@@ -22,7 +22,7 @@ the forward area (tokens; ``D`` at a constant peak rate), the drop so far (0 to 
 annealing area of Tissue et al. 2024 with momentum: the drop seen through an exponential
 lag of ``w`` tokens, their ``lambda = 0.999`` per step (``w = 1000`` steps of a run's
 ``batch_tokens``; without that column, 1% of the run's horizon).  The multi-power law's sum
-over earlier steps is taken over :data:`NODES` levels of the drop (:func:`node_areas`).
+over earlier steps is taken over levels of the drop (:func:`node_areas`).
 :func:`terms` gives them as columns; :func:`bayeslaw.data.load` adds them to a table.
 """
 
@@ -36,7 +36,7 @@ import pandas as pd
 
 from . import constants as C
 from .errors import DataError
-from .formulas import NODE_COLUMNS, NODES, drop_levels
+from .formulas import NODE_COLUMNS, drop_levels, grid, rate
 
 #: Schedule kinds and the decay shapes of a WSD cool-down.
 KINDS = ("cosine", "linear", "constant", "wsd", "inverse_sqrt")
@@ -47,15 +47,17 @@ DECAY_SHAPE, PEAK_LR, FINAL_LR, FINAL_RATIO = ("decay_shape", "peak_lr", "final_
                                                "final_lr_ratio")
 BATCH_TOKENS = "batch_tokens"
 LENGTHS = (WARMUP, C.HORIZON, DECAY_START, DECAY_END)
+#: Every per-run column of a schedule's plan.
+PLAN_COLUMNS = (SCHEDULE, *LENGTHS, DECAY_SHAPE, PEAK_LR, FINAL_LR, FINAL_RATIO, BATCH_TOKENS)
 #: Columns of a logged learning-rate table.
 LR = "lr"
-#: Most grid steps per run: the areas are integrated on it.
+#: Most grid steps per run: the areas are integrated on it (as bayeslaw.formulas.grid).
 GRID = 1000
 #: Steps of Tissue et al.'s momentum (lambda = 0.999), and the window without a batch size.
 MOMENTUM_STEPS, MOMENTUM_SHARE = 1000, 0.01
 #: The columns :func:`terms` computes: the rate, the forward area, the drop, the annealing
 #: area, and per run the forward area at which the drop first reaches each level.
-LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA = "lr_norm", "lr_area", "lr_drop", "anneal_area"
+LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA = C.LR_NORM, C.LR_AREA, C.LR_DROP, C.ANNEAL_AREA
 TERM_COLUMNS = (LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA, *NODE_COLUMNS)
 #: Columns that vary along a run (the others are one value per run).
 POINT_COLUMNS = (LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA)
@@ -109,10 +111,16 @@ class RunSchedule:
 
 
 def node_areas(drop: np.ndarray, area: np.ndarray) -> np.ndarray:
-    """The forward area where the drop first reaches each level (:data:`UNREACHED` if never)."""
-    out = np.full(NODES, UNREACHED)
-    for j, level in enumerate(drop_levels()):
-        i = int(np.searchsorted(drop, level, side="left"))
+    """The forward area where the drop first reaches each level's boundary.
+
+    Boundary 0 is where the decay starts (the last node without a drop); a boundary never
+    reached gets :data:`UNREACHED`, past any point, so it adds nothing.
+    """
+    out = np.full(len(NODE_COLUMNS), UNREACHED)
+    start = int(np.searchsorted(drop, 0.0, side="right")) - 1
+    out[0] = area[start]
+    for j, level in enumerate(drop_levels()[1:], start=1):
+        i = int(np.searchsorted(drop, level - 1e-12, side="left"))
         if i >= len(drop):
             continue
         if i == 0 or drop[i] == drop[i - 1]:
@@ -121,55 +129,6 @@ def node_areas(drop: np.ndarray, area: np.ndarray) -> np.ndarray:
         f = (level - drop[i - 1]) / (drop[i] - drop[i - 1])
         out[j] = area[i - 1] + f * (area[i] - area[i - 1])
     return out
-
-
-# -- the schedule of a run from its columns ------------------------------------------------
-def rate(kind: str, D: np.ndarray, *, warmup: float, horizon: float,
-         decay_start: float | None = None, decay_end: float | None = None,
-         decay_shape: str = "linear", final_ratio: float = 0.0) -> np.ndarray:
-    """The learning rate as a share of its peak at ``D`` tokens.
-
-    A linear warm-up from 0 over ``warmup`` tokens, then: ``constant`` 1; ``cosine``
-    ``r + (1 - r)(1 + cos(pi p))/2`` and ``linear`` ``r + (1 - r)(1 - p)``, with
-    ``p = (D - warmup) / (decay_end - warmup)`` clipped to [0, 1] and ``r`` the final ratio;
-    ``inverse_sqrt`` ``max(sqrt(warmup / D), r)``; ``wsd`` 1 until ``decay_start``, then the
-    cool-down ``decay_shape`` (``linear`` ``1 - q``, ``cosine`` ``(1 + cos(pi q))/2``,
-    ``1-sqrt`` ``1 - sqrt(q)``, ``q`` the cool-down's progress) down to ``r``.
-    """
-    D = np.asarray(D, float)
-    end = horizon if decay_end is None else decay_end
-    if kind == "constant":
-        eta = np.ones_like(D)
-    elif kind in ("cosine", "linear"):
-        p = np.clip((D - warmup) / max(end - warmup, 1e-300), 0.0, 1.0)
-        shape = (1 + np.cos(np.pi * p)) / 2 if kind == "cosine" else 1 - p
-        eta = final_ratio + (1 - final_ratio) * shape
-    elif kind == "inverse_sqrt":
-        eta = np.maximum(np.sqrt(warmup / np.maximum(D, warmup)), final_ratio)
-    elif kind == "wsd":
-        start = warmup if decay_start is None else decay_start
-        q = np.clip((D - start) / max(end - start, 1e-300), 0.0, 1.0)
-        shape = {"linear": 1 - q, "cosine": (1 + np.cos(np.pi * q)) / 2,
-                 "1-sqrt": 1 - np.sqrt(q)}[decay_shape]
-        eta = final_ratio + (1 - final_ratio) * shape
-    else:
-        raise DataError(f"unknown schedule {kind!r}; choose one of {', '.join(KINDS)}")
-    ramp = np.minimum(D / warmup, 1.0) if warmup > 0 else np.ones_like(D)
-    return eta * ramp
-
-
-def grid(horizon: float, breaks: list[float], last: float | None = None) -> np.ndarray:
-    """At most :data:`GRID` steps from 0 to ``last`` (default ``horizon``), through ``breaks``.
-
-    Half the steps are even in ``D``, half even in ``log D`` from ``horizon / 1e4``, so a
-    warm-up of 0.1% of the run is resolved.
-    """
-    last = horizon if last is None else last
-    n = GRID // 2 - len(breaks) - 1
-    even = np.linspace(0.0, last, n)
-    logs = np.geomspace(max(last * 1e-4, 1e-300), last, GRID - n - len(breaks) - 1)
-    nodes = np.concatenate([[0.0], even, logs, [b for b in breaks if 0 < b < last]])
-    return np.unique(np.clip(nodes, 0.0, last))
 
 
 def from_columns(row: Mapping[str, object], run: str, where: str) -> RunSchedule:
@@ -276,7 +235,7 @@ def from_table(rows: pd.DataFrame, run: str, where: str, plan: Mapping[str, obje
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise DataError(f"learning-rate table {where}, run {run!r}, row {number[i]}: "
-                            f"{name} must be a finite number >= 0, got {values[i]!r}")
+                            f"{name} must be a finite number >= 0, got {values[i]:g}")
     back = np.flatnonzero(np.diff(D) <= 0)
     if back.size:
         i = int(back[0]) + 1
@@ -331,8 +290,7 @@ def terms(schedules: Mapping[str, RunSchedule], runs: np.ndarray, D: np.ndarray,
 
 def plans(frame: pd.DataFrame, where: str) -> dict[str, dict[str, object]]:
     """Each run's schedule columns (a plan), checked constant along the run."""
-    cols = [c for c in (SCHEDULE, *LENGTHS, DECAY_SHAPE, PEAK_LR, FINAL_LR, FINAL_RATIO,
-                        BATCH_TOKENS) if c in frame.columns]
+    cols = [c for c in PLAN_COLUMNS if c in frame.columns]
     changing = frame.groupby(C.RUN, sort=False)[cols].nunique(dropna=False) > 1
     if changing.to_numpy().any():
         run, col = changing.stack()[changing.stack()].index[0]
