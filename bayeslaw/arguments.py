@@ -41,15 +41,23 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--min-D", type=float, help="drop points with fewer tokens (warm-up)")
     g.add_argument("--thin", type=int, metavar="K",
                    help="keep at most K points per run, log-spaced in D (last point kept)")
+    _add_schedule_arg(g)
+
+
+def _add_schedule_arg(p: Any) -> None:
+    p.add_argument("--schedule", metavar="FILE",
+                   help="the runs' learning-rate schedules: a logged table (run, D, lr) or one "
+                        "row per run (run, schedule, warmup, horizon, decay_start, ...)")
 
 
 def _add_fit_parser(sub: Any) -> None:
     """``bayeslaw fit``: the data, the law and spec, the figure's axis, the method."""
     p = sub.add_parser("fit", help="fit a loss law to a sweep and write table, figure, fit")
     p.add_argument("data", nargs="?", help="CSV/Parquet table (default: bundled sweep)")
-    p.add_argument("--law", help="law name (default from the columns: iso_depth with N_once "
-                                 "and N_rec, parallel_streams(_data) with P, looped_total "
-                                 "with T_m, else chinchilla)")
+    p.add_argument("--law", help="law name (default from the columns: multi_power with a "
+                                 "learning-rate schedule, iso_depth with N_once and N_rec, "
+                                 "parallel_streams(_data) with P, looped_total with T_m, else "
+                                 "chinchilla)")
     p.add_argument("--spec", help="TOML spec file or shipped spec name")
     p.add_argument("--out", default="bayeslaw-out", help="output folder")
     p.add_argument("--xscale", choices=("log", "linear"), default="log",
@@ -96,6 +104,7 @@ def _add_predict_parser(sub: Any) -> None:
     p.add_argument("--points", help="CSV with the law's columns (N, D, T_m, P, N_once, "
                                     "horizon, ...) and group columns")
     p.add_argument("--run", help="a fitted run: forecast its rest up to --D")
+    _add_schedule_arg(p)
     p.add_argument("--epistemic", action="store_true",
                    help="band of the law's value (no observation noise)")
     p.add_argument("--levels", default="0.5,0.9", help="band probabilities (default 0.5,0.9)")
@@ -126,6 +135,7 @@ def _add_plot_parser(sub: Any) -> None:
                    help="token axis (default log; linear as in the Ouro paper's figures)")
     p.add_argument("--epistemic", action="store_true", help="bands of the law's value")
     p.add_argument("--ylim", help="loss range shown, LOW,HIGH (zoom in on the bands)")
+    _add_schedule_arg(p)
     p.add_argument("--out", default="grid.png", help="figure file (.png or .svg)")
 
 

@@ -45,6 +45,9 @@ START_GRID: dict[str, tuple[float, ...]] = {
     "a": (0.1, 0.5, 1.5), "b": (0.1, 0.5, 1.5), "c": (0.05, 0.2, 0.6),
     "alpha": (0.2, 0.5, 0.8), "beta": (0.2, 0.5, 0.8), "gamma": (0.2, 0.5, 1.0),
     "k": (0.1, 0.4, 1.0), "phi": (0.3, 0.6, 0.9),
+    # the schedule laws' anneal: loss removed, saturation rate and exponents
+    "d": (0.03, 0.1, 0.3), "kappa": (1.0, 10.0, 100.0), "zeta": (0.3, 0.6),
+    "omega": (0.3, 0.6),
 }
 #: L-BFGS-B's tolerance on the objective, scipy's default (``factr = 1e7`` times machine
 #: epsilon) passed explicitly: it stops once a step lowers the objective ``f`` by less than

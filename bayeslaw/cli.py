@@ -57,7 +57,8 @@ def _load_data(args: argparse.Namespace):
 
     source = args.data if args.data else bundled_path()
     data = load(source, columns=_mapping(args.column) or None,
-                tokens_per_step=args.tokens_per_step, min_D=args.min_D)
+                tokens_per_step=args.tokens_per_step, min_D=args.min_D,
+                schedule=args.schedule)
     return data.thin(args.thin) if args.thin else data
 
 
@@ -94,10 +95,11 @@ def _predictions(args: argparse.Namespace, result: Fit) -> Prediction:
         if not target or len(target) != 1:
             raise BayeslawError("--run needs one target --D (tokens to forecast to)")
         return forecast_run(result, args.run, target[0], kind=kind, probs=probs,
-                            seed=args.seed)
+                            seed=args.seed, schedule=args.schedule)
     axes = {c: _floats(getattr(args, c), f"--{c}") for c in GRID_COLUMNS}
     points = prediction_grid(result, points=args.points, **axes)
-    return predict(result, points, kind=kind, probs=probs, seed=args.seed)
+    return predict(result, points, kind=kind, probs=probs, seed=args.seed,
+                   schedule=args.schedule)
 
 
 def _recalibrated(args: argparse.Namespace, result: Fit, pred: Prediction) -> Prediction:
@@ -149,7 +151,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     fig = plot_grid(result, extend_to=args.extend_to, add_N=args.add_N,
                     forecast=not args.no_forecast, xscale=args.xscale,
                     kind="epistemic" if args.epistemic else "predictive",
-                    ylim=tuple(ylim) if ylim else None)
+                    ylim=tuple(ylim) if ylim else None, schedule=args.schedule)
     path = save_and_close(fig, {"figure": Path(args.out)})["figure"]
     print(f"wrote {path}")
     return 0

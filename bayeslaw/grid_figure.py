@@ -19,7 +19,9 @@ from . import constants as C
 from .data import run_label, size_label
 from .errors import ArgumentError
 from .plots import PRED_MEDIAN, REAL, finish_panels, legend_handles, log_ticks, pred_band_label
+from .posterior import schedules_of
 from .prediction import band_tag, predict
+from .schedules import TERM_COLUMNS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .result import Fit
@@ -42,13 +44,24 @@ def next_N(levels: Sequence[float]) -> float | None:
     return float(n[-1] * np.median(n[1:] / n[:-1]))
 
 
-def default_forecast(fit: Fit) -> tuple[float, tuple[float, ...]]:
+def schedule_ends(fit: Fit, schedule: Any = None) -> dict[str, float] | None:
+    """Where each run's known learning-rate schedule ends (``None``: a law without one)."""
+    if not any(c in TERM_COLUMNS for c in fit.spec.law_obj.covariates):
+        return None
+    return {run: s.known_to for run, s in schedules_of(fit, schedule).items()}
+
+
+def default_forecast(fit: Fit, schedule: Any = None) -> tuple[float, tuple[float, ...]]:
     """What :func:`plot_grid` forecasts by default: ``(extend_to, add_N)``.
 
     Every curve to twice the largest ``D`` of the data, and one column at :func:`next_N` of
     the data's N levels (none when the law has no ``N`` term, e.g. ``iso_depth``'s
-    ``N_once`` / ``N_rec``, or the sweep has one N).
+    ``N_once`` / ``N_rec``, or the sweep has one N).  With a schedule-aware law: every
+    curve to the end of its run's schedule (its horizon), and no new size (it has none).
     """
+    ends = schedule_ends(fit, schedule)
+    if ends:
+        return max(ends.values()), ()
     frame = fit.data.frame
     new = next_N(frame[C.N].unique()) if C.N in fit.spec.law_obj.covariates else None
     return 2.0 * float(frame[C.D].max()), (() if new is None else (new,))
@@ -59,13 +72,15 @@ def _tokens_text(d: float) -> str:
 
 
 def _panel_points(runs: pd.DataFrame, frame: pd.DataFrame, extend_to: float | None,
-                  n_grid: int) -> pd.DataFrame:
-    """Dense D grids over each run's own range (and up to ``extend_to``)."""
+                  n_grid: int, ends: dict[str, float] | None = None) -> pd.DataFrame:
+    """Dense D grids over each run's own range (up to ``extend_to``, and its ``ends``)."""
     parts = []
     for run, row in runs.iterrows():
         d = frame.loc[frame[C.RUN] == run, C.D]
         d_min = float(d.min()) if len(d) else float(frame[C.D].min())
         d_max = max(float(d.max()) if len(d) else float(frame[C.D].max()), extend_to or 0.0)
+        if ends is not None and str(run) in ends:  # not past the run's known schedule
+            d_max = min(d_max, ends[str(run)])
         part = pd.DataFrame({C.D: np.geomspace(d_min, d_max, n_grid)})
         for col, value in row.items():
             part[col] = value
@@ -103,7 +118,8 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
               forecast: bool = True, extend_to: float | None = None,
               add_N: Sequence[float] = (), xscale: str = "log",
               ylim: tuple[float, float] | None = None, n_grid: int = 120,
-              panel_size: tuple[float, float] = (3.2, 2.6), seed: int = 0) -> Any:
+              panel_size: tuple[float, float] = (3.2, 2.6), seed: int = 0,
+              schedule: Any = None) -> Any:
     """Grid of loss curves: rows ``T_m``, columns ``N``, x tokens (billions), y loss.
 
     Each panel shows the observed curve(s) ("Real"), the posterior median (dashed, "Pred
@@ -142,6 +158,9 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
         Width and height of one panel, inches.
     seed : int
         Seed of the predictive draws.
+    schedule : DataFrame, path or None
+        A schedule-aware law's planned schedules of the runs (as :func:`bayeslaw.predict`
+        takes them; default the fit's own): each curve is forecast to its schedule's end.
 
     Returns
     -------
@@ -162,17 +181,18 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
         raise ArgumentError(f"law {law.name!r} has no N term (its sizes are "
                             f"{', '.join(law.covariates)}): add_N cannot set a new model size")
     if forecast and extend_to is None and not add_N:
-        extend_to, add_N = default_forecast(fit)
+        extend_to, add_N = default_forecast(fit, schedule)
     add_N = tuple(float(n) for n in add_N)
     frame = fit.data.frame
     runs = fit.data.run_table().drop(columns=[C.D, C.LOSS], errors="ignore")
     has_T = C.T_M in runs.columns
     t_levels = sorted(runs[C.T_M].unique()) if has_T else [None]
     n_levels = sorted(set(runs[C.N].unique()) | set(add_N))
-    points = pd.concat([_panel_points(runs, frame, extend_to, n_grid),
+    points = pd.concat([_panel_points(runs, frame, extend_to, n_grid,
+                                      schedule_ends(fit, schedule)),
                         *_new_N_points(runs, frame, add_N, t_levels, extend_to, n_grid)],
                        ignore_index=True)
-    pred = predict(fit, points, kind=kind, probs=probs, seed=seed).table
+    pred = predict(fit, points, kind=kind, probs=probs, seed=seed, schedule=schedule).table
     nrow, ncol = len(t_levels), len(n_levels)
     fig, axes = plt.subplots(nrow, ncol, figsize=(panel_size[0] * ncol, panel_size[1] * nrow),
                              sharex=True, sharey=True, squeeze=False)

@@ -18,6 +18,7 @@ from .errors import ApproximationWarning, ConvergenceError, ConvergenceWarning, 
 from .files import atomic_write
 from .likelihood import pointwise_log_likelihood
 from .posterior import Posterior
+from .schedules import flatten, unflatten
 from .settings import SamplerSettings
 from .spec import ModelSpec
 
@@ -188,6 +189,11 @@ class Fit(Posterior):
                 cols[f"data__{c}"] = ("row", values)
             else:
                 cols[f"data__{c}"] = ("row", values.astype(str).astype(object))
+        windows = None
+        if self.data.schedules:
+            flat, windows = flatten(self.data.schedules)
+            cols.update({f"schedule__{k}": ("node", v.astype(str).astype(object) if k == "run"
+                                             else v) for k, v in flat.items()})
         if "constant_data" in idata.groups():
             del idata["constant_data"]
         with warnings.catch_warnings():
@@ -203,7 +209,8 @@ class Fit(Posterior):
                                          "has_runs": self.data.has_runs,
                                          "notes": list(self.data.notes),
                                          "columns": list(frame.columns),
-                                         "dtypes": [str(t) for t in frame.dtypes]}),
+                                         "dtypes": [str(t) for t in frame.dtypes],
+                                         "schedule_windows": windows}),
         })
         return atomic_write(path, lambda tmp: idata.to_netcdf(tmp, engine="h5netcdf"))
 
@@ -234,11 +241,14 @@ class Fit(Posterior):
                 frame[c] = frame[c].astype(str)
             else:
                 frame[c] = frame[c].astype(t)
+        windows = meta.get("schedule_windows")
+        schedules = (unflatten({k: const[f"schedule__{k}"].values for k in ("run", "D", "eta")},
+                               windows) if windows else None)
         del idata["constant_data"]
         for key in [k for k in attrs if k.startswith("bayeslaw_")]:
             del idata.posterior.attrs[key]
         data = LossData(frame, meta["source"], meta["sha256"], meta["has_runs"],
-                        tuple(meta["notes"]))
+                        tuple(meta["notes"]), schedules)
         spec = ModelSpec.from_dict(json.loads(attrs["bayeslaw_spec"]))
         return cls.assemble(idata, spec, data, json.loads(attrs["bayeslaw_provenance"]))
 

@@ -360,3 +360,23 @@ def _with_plan(frame: pd.DataFrame, table: pd.DataFrame, where: str) -> pd.DataF
     for col in joined.columns:
         out[col] = joined[col].to_numpy()
     return out
+
+
+def flatten(schedules: Mapping[str, RunSchedule]) -> tuple[dict[str, np.ndarray],
+                                                          dict[str, float]]:
+    """Every run's grid as flat arrays (``run``, ``D``, ``eta``) and each run's window."""
+    runs = list(schedules)
+    flat = {"run": np.concatenate([np.full(len(schedules[r].D), r, dtype=object)
+                                   for r in runs]),
+            "D": np.concatenate([schedules[r].D for r in runs]),
+            "eta": np.concatenate([schedules[r].eta for r in runs])}
+    return flat, {r: float(schedules[r].window) for r in runs}
+
+
+def unflatten(flat: Mapping[str, np.ndarray], windows: Mapping[str, float]
+              ) -> dict[str, RunSchedule]:
+    """The schedules :func:`flatten` wrote (an exact round trip)."""
+    runs = np.asarray(flat["run"]).astype(str)
+    return {r: RunSchedule(np.asarray(flat["D"], float)[runs == r],
+                           np.asarray(flat["eta"], float)[runs == r], float(w))
+            for r, w in windows.items()}
