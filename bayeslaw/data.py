@@ -280,7 +280,7 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
         The runs' learning-rate schedules (:mod:`bayeslaw.schedules`): a logged table
         ``run, D, lr`` (D in tokens, as in the curves), or one row per run with schedule
         columns (``run, schedule, warmup, horizon, ...``).  The curves may carry the
-        per-run columns themselves, or an ``lr`` column, instead.
+        per-run columns themselves, or an ``lr`` column that changes along each run.
 
     Returns
     -------

@@ -306,8 +306,9 @@ def build(frame: pd.DataFrame, table: pd.DataFrame | None, where: str, table_whe
     """The curves (with a per-run ``table``'s columns) and every run's schedule.
 
     ``table`` is a logged learning-rate table (columns ``run, D, lr``) or one row per run
-    with schedule columns (``run, schedule, horizon, ...``); without it, a curve table with
-    an ``lr`` column is its own logged table.  The schedules are ``None`` when there is no
+    with schedule columns (``run, schedule, horizon, ...``); without it, a curve table whose
+    ``lr`` column changes along a run is its own logged table (an ``lr`` constant along each
+    run is a run's setting, an extra column).  The schedules are ``None`` when there is no
     schedule at all.
     """
     logged = None
@@ -324,7 +325,7 @@ def build(frame: pd.DataFrame, table: pd.DataFrame | None, where: str, table_whe
             raise DataError(f"schedule table {table_where} has columns {list(table.columns)}: "
                             "give a logged table (run, D, lr) or one row per run (run, "
                             "schedule, horizon, warmup, ...)")
-    elif LR in frame.columns:
+    elif LR in frame.columns and _varies(frame, LR):
         logged, table_where = frame[[C.RUN, C.D, LR]], where
     plan = plans(frame, where) if SCHEDULE in frame.columns else {}
     if logged is None and not plan:
@@ -337,6 +338,11 @@ def build(frame: pd.DataFrame, table: pd.DataFrame | None, where: str, table_whe
         logged[name] = pd.to_numeric(logged[name], errors="coerce")
     return frame, {run: from_table(rows, run, table_where, plan.get(run))
                    for run, rows in logged.groupby(C.RUN, sort=False)}
+
+
+def _varies(frame: pd.DataFrame, column: str) -> bool:
+    """Whether ``column`` changes along some run: a logged rate, not a run's setting."""
+    return bool((frame.groupby(C.RUN, sort=False)[column].nunique() > 1).any())
 
 
 def _with_plan(frame: pd.DataFrame, table: pd.DataFrame, where: str) -> pd.DataFrame:

@@ -1,5 +1,6 @@
 """The command line: success and failure paths (user errors exit 2 without a traceback)."""
 
+import io
 import subprocess
 import sys
 import tempfile
@@ -239,3 +240,51 @@ def test_backtest_command(small_csv, tmp_path, capsys, small_fit):
     assert "| prefix:0.5 | bayeslaw |" in (out / "backtest.md").read_text()
     assert main(["backtest", str(small_csv), "--split", "bogus", "--out", str(out)]) == 2
     assert "unknown split 'bogus'" in capsys.readouterr().err
+
+
+def test_schedule_commands(tmp_path, capsys):
+    """``--schedule`` on fit, backtest (no --law or --spec: the schedule picks the law),
+    predict (a what-if cool-down) and plot; input files untouched."""
+    from bayeslaw.simulate import schedule_sweep
+
+    frame, _ = schedule_sweep(points=8, N=(5e7, 1e8, 2e8), horizons=(2e9,))
+    plan = ["schedule", "warmup", "decay_start", "decay_shape", "final_lr_ratio"]
+    curves, table = tmp_path / "curves.csv", tmp_path / "plan.csv"
+    frame.drop(columns=plan).to_csv(curves, index=False)
+    frame.groupby("run", as_index=False)[plan].first().to_csv(table, index=False)
+    before = (curves.read_bytes(), table.read_bytes())
+    out = tmp_path / "bt"
+    code = main(["backtest", str(curves), "--schedule", str(table), "--split", "prefix:0.5",
+                 "--draws", "100", "--tune", "100", "--chains", "2", "--no-baseline",
+                 "--out", str(out), "--no-progress"])
+    assert code == 0
+    scores = pd.read_csv(next(out.glob("*.csv")))
+    assert (scores["mape"] < 0.02).all()
+    fit_out = tmp_path / "fit"
+    assert main(["fit", str(curves), "--schedule", str(table), "--method", "laplace",
+                 "--out", str(fit_out), "--no-progress"]) == 0
+    fit = Fit.load(fit_out / "fit.nc")
+    assert fit.spec.law == "multi_power" and set(fit.data.schedules) == set(frame["run"])
+    whatif = pd.read_csv(table)
+    whatif.loc[whatif["schedule"] == "wsd", "decay_start"] = 1.2e9
+    whatif.to_csv(tmp_path / "whatif.csv", index=False)
+    run = next(r for r in frame["run"].unique() if "wsd0.9" in r)
+    points = frame[frame["run"] == run].drop(columns=["loss", *plan]).iloc[4:]
+    points.to_csv(tmp_path / "points.csv", index=False)
+    medians = []
+    for schedule in (table, tmp_path / "whatif.csv"):
+        capsys.readouterr()
+        assert main(["predict", str(fit_out / "fit.nc"), "--points",
+                     str(tmp_path / "points.csv"), "--schedule", str(schedule),
+                     "--epistemic"]) == 0
+        medians.append(pd.read_csv(io.StringIO(capsys.readouterr().out))["median"])
+    # a cool-down from 60% of the run instead of 90%: lower losses before the horizon
+    assert (medians[1].iloc[:-1] < medians[0].iloc[:-1] - 1e-3).all()
+    assert main(["plot", str(fit_out / "fit.nc"), "--schedule", str(tmp_path / "whatif.csv"),
+                 "--out", str(tmp_path / "whatif.png")]) == 0
+    assert (tmp_path / "whatif.png").stat().st_size > 10_000
+    assert (curves.read_bytes(), table.read_bytes()) == before
+    late = frame[frame["run"] == run].drop(columns=["loss", *plan]).assign(D=3e9).iloc[:1]
+    late.to_csv(tmp_path / "late.csv", index=False)
+    assert main(["predict", str(fit_out / "fit.nc"), "--points", str(tmp_path / "late.csv")]) == 2
+    assert "past the end of the run's known learning-rate schedule" in capsys.readouterr().err
