@@ -18,6 +18,7 @@ import pandas as pd
 
 from . import constants as C
 from .errors import DataError
+from .logs import read_logs
 from .schedules import TERM_COLUMNS, RunSchedule, build, terms
 from .validation import (
     NONNEGATIVE,
@@ -261,15 +262,18 @@ def read_table(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str, st
     return frame, str(path), _hash_bytes(raw)
 
 
-def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None = None,
+def load(src: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None = None,
          tokens_per_step: float | None = None, min_D: float | None = None,
-         schedule: str | Path | pd.DataFrame | None = None) -> LossData:
-    """Load and validate a loss table.
+         schedule: str | Path | pd.DataFrame | None = None, source: str | None = None,
+         metric: str | None = None, **logs: Any) -> LossData:
+    """Load and validate a loss table, or training logs.
 
     Parameters
     ----------
-    source : path or DataFrame
-        CSV / TSV / Parquet file, or a DataFrame (copied, never modified).
+    src : path, str or DataFrame
+        CSV / TSV / Parquet file, or a DataFrame (copied, never modified); or training logs
+        (:func:`bayeslaw.logs.read_logs`): a TensorBoard log folder, a W&B CSV export or
+        ``wandb:ENTITY/PROJECT``, an MLflow ``mlruns/`` folder or ``.db`` store.
     columns : mapping, optional
         Rename input columns to bayeslaw's names, e.g. ``{"step": "D", "model": "run"}``.
     tokens_per_step : float, optional
@@ -281,6 +285,13 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
         ``run, D, lr`` (D in tokens, as in the curves), or one row per run with schedule
         columns (``run, schedule, warmup, horizon, ...``).  The curves may carry the
         per-run columns themselves, or an ``lr`` column, instead.
+    source : {"tensorboard", "wandb", "mlflow", "table"}, optional
+        Force the kind of ``src`` (default: told apart by :func:`bayeslaw.logs.detect`).
+    metric : str, optional
+        Training logs: the loss scalar (default: the one whose name contains ``loss``).
+    **logs
+        Training logs: ``meta``, ``config_map``, ``tokens_metric``, ``lr_metric``
+        (:func:`bayeslaw.logs.read_logs`); ``tokens_per_step`` turns steps into tokens.
 
     Returns
     -------
@@ -295,8 +306,11 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
     and ``P`` must be positive, ``N_once`` and ``N_rec`` zero or positive, and all of them
     constant along a run.
     """
-    frame, where, digest = read_table(source)
-    notes: list[str] = []
+    logged = read_logs(src, source=source, tokens_per_step=tokens_per_step, metric=metric,
+                       **logs)
+    frame, where, digest = ((logged.frame, logged.where, logged.sha256) if logged
+                            else read_table(src))
+    notes, tokens_per_step = (list(logged.notes), None) if logged else ([], tokens_per_step)
     if columns:
         frame = _renamed(frame, columns, where, notes)
     check_columns(frame, where)
