@@ -166,6 +166,28 @@ def _add_report_parser(sub: Any) -> None:
     _add_seed_arg(p, "seed of the predictive draws")
 
 
+def _add_import_parser(sub: Any) -> None:
+    """``bayeslaw import``: training logs -> a tidy table (the log options of ``bl.load``)."""
+    p = sub.add_parser("import", help="convert training logs (TensorBoard, W&B, MLflow) to a "
+                                      "tidy table, every logged point kept")
+    p.add_argument("src", help="TensorBoard log folder (one subfolder per run), W&B line plot "
+                               "CSV export or wandb:ENTITY/PROJECT, MLflow mlruns/ or .db")
+    p.add_argument("--source", choices=("tensorboard", "wandb", "mlflow", "table"),
+                   help="force the kind of source (default: told from the path)")
+    p.add_argument("--metric", help="the loss scalar (default: the one whose name contains "
+                                    "'loss')")
+    p.add_argument("--meta", help="per-run table (CSV with a run column: N, T_m, horizon, "
+                                  "schedule, group columns); overrides the runs' configs")
+    p.add_argument("--map", action="append", default=[], metavar="CONFIG_KEY=COLUMN",
+                   help="take a column from the runs' config, e.g. --map model.n_params=N "
+                        "(repeatable)")
+    p.add_argument("--tokens-per-step", type=float, help="D = step x this many tokens")
+    p.add_argument("--tokens-metric", help="a logged tokens counter to take D from")
+    p.add_argument("--lr-metric", help="the learning-rate scalar (default: one named lr or "
+                                       "learning_rate), written as the lr column")
+    p.add_argument("--out", required=True, help="tidy table to write (.csv)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``bayeslaw`` command."""
     parser = argparse.ArgumentParser(
@@ -175,6 +197,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bayeslaw {C.VERSION}")
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (_add_fit_parser, _add_backtest_parser, _add_predict_parser, _add_plot_parser,
-                _add_check_parser, _add_report_parser):
+                _add_check_parser, _add_report_parser, _add_import_parser):
         add(sub)
     return parser

@@ -271,9 +271,7 @@ def load(src: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None = 
     Parameters
     ----------
     src : path, str or DataFrame
-        CSV / TSV / Parquet file, or a DataFrame (copied, never modified); or training logs
-        (:func:`bayeslaw.logs.read_logs`): a TensorBoard log folder, a W&B CSV export or
-        ``wandb:ENTITY/PROJECT``, an MLflow ``mlruns/`` folder or ``.db`` store.
+        CSV / TSV / Parquet file, a DataFrame (copied, never modified), or training logs.
     columns : mapping, optional
         Rename input columns to bayeslaw's names, e.g. ``{"step": "D", "model": "run"}``.
     tokens_per_step : float, optional
@@ -285,13 +283,9 @@ def load(src: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None = 
         ``run, D, lr`` (D in tokens, as in the curves), or one row per run with schedule
         columns (``run, schedule, warmup, horizon, ...``).  The curves may carry the
         per-run columns themselves, or an ``lr`` column, instead.
-    source : {"tensorboard", "wandb", "mlflow", "table"}, optional
-        Force the kind of ``src`` (default: told apart by :func:`bayeslaw.logs.detect`).
-    metric : str, optional
-        Training logs: the loss scalar (default: the one whose name contains ``loss``).
-    **logs
-        Training logs: ``meta``, ``config_map``, ``tokens_metric``, ``lr_metric``
-        (:func:`bayeslaw.logs.read_logs`); ``tokens_per_step`` turns steps into tokens.
+    source, metric, **logs
+        Training logs (:func:`bayeslaw.logs.read_logs`: TensorBoard, W&B, MLflow): the kind
+        of source, the loss scalar; ``meta``, ``config_map``, ``tokens_metric``, ``lr_metric``.
 
     Returns
     -------

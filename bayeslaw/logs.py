@@ -245,8 +245,9 @@ def _counter_tag(tags: list[str], per_step: float | None, tokens_metric: str | N
     if len(found) == 1:
         return found[0], f"D from the logged tokens counter {found[0]!r}"
     listed = f"; it logs several token counters {found}" if found else ""
-    raise DataError(f"{where} logs steps, and D is in tokens{listed}: give tokens_per_step=K "
-                    "(--tokens-per-step K) or tokens_metric=NAME (--tokens-metric NAME)")
+    raise DataError(f"the logs {where!r} count steps and D is in tokens{listed}: give "
+                    "tokens_per_step=K (--tokens-per-step K) or tokens_metric=NAME "
+                    "(--tokens-metric NAME)")
 
 
 def _lr_tag(tags: list[str], lr_metric: str | None, where: str) -> str | None:

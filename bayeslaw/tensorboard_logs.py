@@ -1,6 +1,6 @@
 """TensorBoard logs: a folder with one subfolder per run, read event by event.
 
-Every event of every file is read with TensorBoard's own ``EventFileLoader`` (no
+Every event of every file is read with TensorBoard's own ``RawEventFileLoader`` (no
 ``EventAccumulator``, whose default size guidance keeps 10,000 scalars per tag and samples
 the rest), so every logged point arrives.  Nothing here imports the rest of bayeslaw: a
 missing ``tensorboard`` package raises ``ImportError`` and :mod:`bayeslaw.logs` names the
@@ -46,13 +46,15 @@ def _scalar(value: Any, tensor_util: Any) -> float | None:
 
 def read_file(path: Path) -> tuple[list[tuple[str, int, float]], dict[str, Any]]:
     """Every scalar of one event file in log order, ``(tag, step, value)``, and its hparams."""
-    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto import event_pb2
     from tensorboard.plugins.hparams import plugin_data_pb2
     from tensorboard.util import tensor_util
 
     points: list[tuple[str, int, float]] = []
     hparams: dict[str, Any] = {}
-    for event in EventFileLoader(str(path)).Load():
+    for record in RawEventFileLoader(str(path)).Load():
+        event = event_pb2.Event.FromString(record)
         for value in event.summary.value:
             plugin = value.metadata.plugin_data
             if plugin.plugin_name == HPARAMS_PLUGIN:
