@@ -58,8 +58,16 @@ def _load_data(args: argparse.Namespace):
 
     source = args.data if args.data else bundled_path()
     data = load(source, columns=_mapping(args.column) or None,
-                tokens_per_step=args.tokens_per_step, min_D=args.min_D)
+                tokens_per_step=args.tokens_per_step, min_D=args.min_D, **_log_options(args))
     return data.thin(args.thin) if args.thin else data
+
+
+def _log_options(args: argparse.Namespace) -> dict[str, object]:
+    """The training-log options of ``bl.load`` from ``--source``, ``--metric``, ``--map``..."""
+    config_map = _mapping(args.map, "--map", "CONFIG_KEY=COLUMN (e.g. model.n_params=N)")
+    return {"source": args.source, "metric": args.metric, "meta": args.meta,
+            "config_map": config_map or None, "tokens_metric": args.tokens_metric,
+            "lr_metric": args.lr_metric}
 
 
 def _floats(text: str | None, name: str) -> list[float] | None:
@@ -287,11 +295,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     if Path(args.out).suffix.lower() != ".csv":
         raise BayeslawError(f"--out {args.out!r}: write the tidy table to a .csv file")
-    data = load(args.src, source=args.source, metric=args.metric, meta=args.meta,
-                config_map=_mapping(args.map, "--map", "CONFIG_KEY=COLUMN (e.g. "
-                                    "model.n_params=N)") or None,
-                tokens_per_step=args.tokens_per_step, tokens_metric=args.tokens_metric,
-                lr_metric=args.lr_metric)
+    data = load(args.src, tokens_per_step=args.tokens_per_step, **_log_options(args))
     # the columns load computes from a learning rate are not part of the table
     frame = data.frame.drop(columns=[c for c in TERM_COLUMNS if c in data.frame.columns]
                             if data.schedules is not None else [])

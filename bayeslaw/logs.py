@@ -73,7 +73,10 @@ def detect(src: Any, source: str | None = None) -> str | None:
     if path.is_file() and mlflow_logs.is_store(path):
         return "mlflow"
     if path.is_file() and path.suffix.lower() == ".csv":
-        header = pd.read_csv(path, nrows=0).columns
+        try:
+            header = pd.read_csv(path, nrows=0).columns
+        except ValueError:  # unreadable: read_table says why
+            return None
         return "wandb" if wandb_logs.is_export(header) else None
     return None
 

@@ -311,3 +311,12 @@ def test_readme_training_log_examples_run(tmp_path, monkeypatch, capsys):
         assert len(scope["data"]) > 0
     for command in commands:
         assert main(shlex.split(command)[1:]) == 0, capsys.readouterr().err
+
+
+def test_fit_parser_takes_the_log_options(tb_logs):
+    from bayeslaw.arguments import build_parser
+    from bayeslaw.cli import _load_data
+
+    args = build_parser().parse_args(["fit", str(tb_logs), "--map", "model.n_params=N",
+                                      "--tokens-per-step", "1024", "--metric", "train/loss"])
+    assert len(_load_data(args).runs) == 2
