@@ -41,6 +41,7 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--min-D", type=float, help="drop points with fewer tokens (warm-up)")
     g.add_argument("--thin", type=int, metavar="K",
                    help="keep at most K points per run, log-spaced in D (last point kept)")
+    _add_log_args(g)
     _add_schedule_arg(g)
 
 
@@ -176,6 +177,33 @@ def _add_report_parser(sub: Any) -> None:
     _add_seed_arg(p, "seed of the predictive draws")
 
 
+def _add_log_args(g: Any) -> None:
+    """The options of training logs (TensorBoard, W&B, MLflow), as ``bl.load`` takes them."""
+    g.add_argument("--source", choices=("tensorboard", "wandb", "mlflow", "table"),
+                   help="force the kind of source (default: told from the path)")
+    g.add_argument("--metric", help="training logs: the loss scalar (default: the one whose "
+                                    "name contains 'loss')")
+    g.add_argument("--meta", help="training logs: per-run table (CSV with a run column: N, "
+                                  "T_m, horizon, schedule, group columns), over the configs")
+    g.add_argument("--map", action="append", default=[], metavar="CONFIG_KEY=COLUMN",
+                   help="training logs: take a column from the runs' config, e.g. --map "
+                        "model.n_params=N (repeatable)")
+    g.add_argument("--tokens-metric", help="training logs: a logged tokens counter for D")
+    g.add_argument("--lr-metric", help="training logs: the learning-rate scalar (default: one "
+                                       "named lr or learning_rate), as the lr column")
+
+
+def _add_import_parser(sub: Any) -> None:
+    """``bayeslaw import``: training logs -> a tidy table (the log options of ``bl.load``)."""
+    p = sub.add_parser("import", help="convert training logs (TensorBoard, W&B, MLflow) to a "
+                                      "tidy table, every logged point kept")
+    p.add_argument("src", help="TensorBoard log folder (one subfolder per run), W&B line plot "
+                               "CSV export or wandb:ENTITY/PROJECT, MLflow mlruns/ or .db")
+    _add_log_args(p)
+    p.add_argument("--tokens-per-step", type=float, help="D = step x this many tokens")
+    p.add_argument("--out", required=True, help="tidy table to write (.csv)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``bayeslaw`` command."""
     parser = argparse.ArgumentParser(
@@ -185,6 +213,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bayeslaw {C.VERSION}")
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (_add_fit_parser, _add_backtest_parser, _add_predict_parser, _add_plot_parser,
-                _add_check_parser, _add_report_parser):
+                _add_check_parser, _add_report_parser, _add_import_parser):
         add(sub)
     return parser

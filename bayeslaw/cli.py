@@ -41,11 +41,12 @@ APPROXIMATE_NOTE = {
 }
 
 
-def _mapping(pairs: Sequence[str]) -> dict[str, str]:
+def _mapping(pairs: Sequence[str], option: str = "--column",
+             form: str = "OLD=NEW (e.g. step=D)") -> dict[str, str]:
     out = {}
     for pair in pairs:
         if "=" not in pair:
-            raise BayeslawError(f"--column takes OLD=NEW (e.g. step=D), got {pair!r}")
+            raise BayeslawError(f"{option} takes {form}, got {pair!r}")
         old, new = pair.split("=", 1)
         out[old] = new
     return out
@@ -58,8 +59,16 @@ def _load_data(args: argparse.Namespace):
     source = args.data if args.data else bundled_path()
     data = load(source, columns=_mapping(args.column) or None,
                 tokens_per_step=args.tokens_per_step, min_D=args.min_D,
-                schedule=args.schedule)
+                schedule=args.schedule, **_log_options(args))
     return data.thin(args.thin) if args.thin else data
+
+
+def _log_options(args: argparse.Namespace) -> dict[str, object]:
+    """The training-log options of ``bl.load`` from ``--source``, ``--metric``, ``--map``..."""
+    config_map = _mapping(args.map, "--map", "CONFIG_KEY=COLUMN (e.g. model.n_params=N)")
+    return {"source": args.source, "metric": args.metric, "meta": args.meta,
+            "config_map": config_map or None, "tokens_metric": args.tokens_metric,
+            "lr_metric": args.lr_metric}
 
 
 def _floats(text: str | None, name: str) -> list[float] | None:
@@ -280,8 +289,27 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    """``bayeslaw import``: training logs -> a tidy CSV, validated as ``bl.load`` does."""
+    from .data import load
+    from .files import atomic_write_text
+    from .schedules import TERM_COLUMNS
+
+    if Path(args.out).suffix.lower() != ".csv":
+        raise BayeslawError(f"--out {args.out!r}: write the tidy table to a .csv file")
+    data = load(args.src, tokens_per_step=args.tokens_per_step, **_log_options(args))
+    # the columns load computes from a learning rate are not part of the table
+    frame = data.frame.drop(columns=[c for c in TERM_COLUMNS if c in data.frame.columns]
+                            if data.schedules is not None else [])
+    atomic_write_text(args.out, frame.to_csv(index=False))
+    for note in data.notes:
+        print(f"note: {note}")
+    print(f"wrote {args.out}: {len(frame)} points, {len(data.runs)} runs")
+    return 0
+
+
 COMMANDS = {"fit": cmd_fit, "backtest": cmd_backtest, "predict": cmd_predict,
-            "plot": cmd_plot, "report": cmd_report, "check": cmd_check}
+            "plot": cmd_plot, "report": cmd_report, "check": cmd_check, "import": cmd_import}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,7 +18,8 @@ import pandas as pd
 
 from . import constants as C
 from .errors import DataError
-from .schedules import TERM_COLUMNS, RunSchedule, build, terms
+from .logs import read_logs
+from .schedules import LR, TERM_COLUMNS, RunSchedule, build, terms
 from .validation import (
     NONNEGATIVE,
     NUMERIC,
@@ -27,6 +28,8 @@ from .validation import (
     check_signs,
     name_runs,
     numeric_column,
+    scale_tokens,
+    without_warmup,
 )
 
 #: Minimum distinct levels for a covariate whose term has its own exponent: with two
@@ -261,15 +264,16 @@ def read_table(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str, st
     return frame, str(path), _hash_bytes(raw)
 
 
-def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None = None,
+def load(src: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None = None,
          tokens_per_step: float | None = None, min_D: float | None = None,
-         schedule: str | Path | pd.DataFrame | None = None) -> LossData:
-    """Load and validate a loss table.
+         schedule: str | Path | pd.DataFrame | None = None, source: str | None = None,
+         metric: str | None = None, **logs: Any) -> LossData:
+    """Load and validate a loss table, or training logs.
 
     Parameters
     ----------
-    source : path or DataFrame
-        CSV / TSV / Parquet file, or a DataFrame (copied, never modified).
+    src : path, str or DataFrame
+        CSV / TSV / Parquet file, a DataFrame (copied, never modified), or training logs.
     columns : mapping, optional
         Rename input columns to bayeslaw's names, e.g. ``{"step": "D", "model": "run"}``.
     tokens_per_step : float, optional
@@ -281,6 +285,9 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
         ``run, D, lr`` (D in tokens, as in the curves), or one row per run with schedule
         columns (``run, schedule, warmup, horizon, ...``).  The curves may carry the
         per-run columns themselves, or an ``lr`` column that changes along each run.
+    source, metric, **logs
+        Training logs (:func:`bayeslaw.logs.read_logs`: TensorBoard, W&B, MLflow): the kind
+        of source, the loss scalar; ``meta``, ``config_map``, ``tokens_metric``, ``lr_metric``.
 
     Returns
     -------
@@ -295,14 +302,14 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
     and ``P`` must be positive, ``N_once`` and ``N_rec`` zero or positive, and all of them
     constant along a run.
     """
-    frame, where, digest = read_table(source)
-    notes: list[str] = []
+    frame, where, digest, notes, tokens_per_step, schedule = _source(
+        src, source, tokens_per_step, metric, schedule, logs)
     if columns:
         frame = _renamed(frame, columns, where, notes)
     check_columns(frame, where)
     for col in (c for c in NUMERIC if c in frame.columns):
         frame[col] = numeric_column(frame[col], col, where)
-    _scale_tokens(frame, where, tokens_per_step, min_D, notes)
+    scale_tokens(frame, where, tokens_per_step, min_D, notes)
     check_signs(frame, where)
     if set(NONNEGATIVE) <= set(frame.columns) and C.N not in frame.columns:
         frame[C.N] = frame[C.N_ONCE] + frame[C.N_REC]
@@ -311,9 +318,26 @@ def load(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None
     check_runs(frame, where)
     frame, schedules, digest = _scheduled(frame, schedule, where, digest, notes)
     if min_D is not None:
-        frame = _without_warmup(frame, min_D, notes)
+        frame = without_warmup(frame, min_D, notes)
     return LossData(_ordered(frame).reset_index(drop=True), where, digest, has_runs,
                     tuple(notes), schedules)
+
+
+def _source(src: Any, source: str | None, tokens_per_step: float | None, metric: str | None,
+            schedule: Any, logs: Mapping[str, Any]
+            ) -> tuple[pd.DataFrame, str, str, list[str], float | None, Any]:
+    """The table read from ``src`` (a file, a DataFrame or training logs) and its facts.
+
+    Training logs come with their notes, their D already in tokens and, where they logged a
+    learning rate, that rate as the schedule (even a constant one).
+    """
+    logged = read_logs(src, source=source, tokens_per_step=tokens_per_step, metric=metric,
+                       **logs)
+    if not logged:
+        return (*read_table(src), [], tokens_per_step, schedule)
+    if schedule is None and LR in logged.frame.columns:
+        schedule = logged.frame[[C.RUN, C.D, LR]]
+    return logged.frame, logged.where, logged.sha256, list(logged.notes), None, schedule
 
 
 def _scheduled(frame: pd.DataFrame, schedule: str | Path | pd.DataFrame | None, where: str,
@@ -349,28 +373,6 @@ def _renamed(frame: pd.DataFrame, columns: Mapping[str, str], where: str,
                         f"{list(frame.columns)}")
     notes.append(f"columns renamed {dict(columns)}")
     return frame.rename(columns=dict(columns))
-
-
-def _scale_tokens(frame: pd.DataFrame, where: str, tokens_per_step: float | None,
-                  min_D: float | None, notes: list[str]) -> None:
-    """Multiply ``D`` by ``tokens_per_step`` in place; both options need a ``D`` column."""
-    if C.D not in frame.columns and (tokens_per_step is not None or min_D is not None):
-        raise DataError(f"{where} has no column 'D': tokens_per_step and min_D need one")
-    if tokens_per_step is not None:
-        if not tokens_per_step > 0:
-            raise DataError(f"tokens_per_step must be positive, got {tokens_per_step}")
-        frame[C.D] = frame[C.D] * float(tokens_per_step)
-        notes.append(f"D multiplied by tokens_per_step={tokens_per_step:g}")
-
-
-def _without_warmup(frame: pd.DataFrame, min_D: float, notes: list[str]) -> pd.DataFrame:
-    """The rows with ``D >= min_D`` (at least one must be left)."""
-    keep = frame[C.D] >= float(min_D)
-    if not keep.any():
-        raise DataError(f"min_D={min_D:g} drops every row (largest D is "
-                        f"{frame[C.D].max():g})")
-    notes.append(f"rows with D < {min_D:g} dropped (warm-up)")
-    return frame.loc[keep]
 
 
 def _ordered(frame: pd.DataFrame) -> pd.DataFrame:

@@ -120,3 +120,26 @@ def check_runs(frame: pd.DataFrame, where: str) -> None:
             raise DataError(f"row {row + 1} of {where} has D = {frame[C.D].iloc[row]:g} past "
                             f"its run's horizon {frame[C.HORIZON].iloc[row]:g}; 'horizon' is "
                             "the run's planned tokens (where its learning-rate schedule ends)")
+
+
+def scale_tokens(frame: pd.DataFrame, where: str, tokens_per_step: float | None,
+                  min_D: float | None, notes: list[str]) -> None:
+    """Multiply ``D`` by ``tokens_per_step`` in place; both options need a ``D`` column."""
+    if C.D not in frame.columns and (tokens_per_step is not None or min_D is not None):
+        raise DataError(f"{where} has no column 'D': tokens_per_step and min_D need one")
+    if tokens_per_step is not None:
+        if not tokens_per_step > 0:
+            raise DataError(f"tokens_per_step must be positive, got {tokens_per_step}")
+        frame[C.D] = frame[C.D] * float(tokens_per_step)
+        notes.append(f"D multiplied by tokens_per_step={tokens_per_step:g}")
+
+
+
+def without_warmup(frame: pd.DataFrame, min_D: float, notes: list[str]) -> pd.DataFrame:
+    """The rows with ``D >= min_D`` (at least one must be left)."""
+    keep = frame[C.D] >= float(min_D)
+    if not keep.any():
+        raise DataError(f"min_D={min_D:g} drops every row (largest D is "
+                        f"{frame[C.D].max():g})")
+    notes.append(f"rows with D < {min_D:g} dropped (warm-up)")
+    return frame.loc[keep]
