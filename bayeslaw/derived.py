@@ -26,6 +26,7 @@ from . import constants as C
 from .errors import ArgumentError, SpecError
 from .posterior import mean_draws, typical_parameters
 from .prediction import band_tag, predict
+from .schedules import SCHEDULE, TERM_COLUMNS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .laws import Law
@@ -146,10 +147,21 @@ def runs_end_at_D(law: Law, table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with ``horizon = D`` where ``law`` needs a horizon and ``table`` has none.
 
     A point of a derived quantity or a grid forecast is a run *trained to* ``D``: its
-    schedule ends there.
+    schedule ends there.  A schedule-aware law also needs that run's schedule (its kind,
+    warm-up, final rate: columns the caller gives); each point is then a run of its own.
     """
-    if C.HORIZON in law.covariates and C.HORIZON not in table.columns and C.D in table:
+    scheduled = any(c in TERM_COLUMNS for c in law.covariates)
+    if ((C.HORIZON in law.covariates or scheduled) and C.HORIZON not in table.columns
+            and C.D in table):
         table = table.assign(**{C.HORIZON: table[C.D].to_numpy(float)})
+    if scheduled and C.RUN not in table.columns:
+        if SCHEDULE not in table.columns:
+            raise ArgumentError(
+                f"law {law.name!r} reads the run's learning-rate schedule: give the schedule "
+                "of a run trained to D in columns, e.g. columns={'schedule': 'cosine', "
+                "'warmup': 1e8, 'final_lr_ratio': 0.1}, or forecast points of known runs "
+                "with bayeslaw.predict")
+        table = table.assign(**{C.RUN: [f"trained_to_D_{i}" for i in range(len(table))]})
     return table
 
 

@@ -100,7 +100,10 @@ def chinchilla_anneal(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
     learning rate annealing", arXiv 2408.11029) without its momentum, and lets the curve of
     a run bend below the power law as its learning rate falls.  A run trained to ``D``
     (``H = D``) has lost all ``C``: its final loss is ``E - C + A/N^alpha + B/D^beta``.
-    Evaluated as ``E + a(N/N_ref)^-alpha + b(D/D_ref)^-beta - c (1 - cos(pi D/H))/2``.
+    It is the special case of :func:`multi_power` for a cosine to zero without warm-up, with
+    a saturation that is immediate and ``D`` for the forward area; with a known schedule,
+    fit :func:`multi_power` or :func:`annealing_area` instead.  Evaluated as
+    ``E + a(N/N_ref)^-alpha + b(D/D_ref)^-beta - c (1 - cos(pi D/H))/2``.
     """
     return (chinchilla(xp, cov, theta, ref)
             - theta["c"] * cosine_progress(xp, cov["D"], cov["horizon"]))

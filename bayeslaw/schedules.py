@@ -164,7 +164,10 @@ def from_columns(row: Mapping[str, object], run: str, where: str) -> RunSchedule
 
 
 def _present(row: Mapping[str, object], key: str) -> bool:
+    """Whether the run has a value for ``key`` (a saved fit's text columns hold "nan")."""
     value = row.get(key)
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "nan", "none")
     return value is not None and not (isinstance(value, float) and np.isnan(value))
 
 

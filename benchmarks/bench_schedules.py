@@ -99,14 +99,15 @@ def pooled(result, name: str, law: str, split: str, seconds: float) -> list[dict
     return rows
 
 
-def run(stage: str, only: str | None, csv: Path | None, laws: tuple[str, ...]) -> None:
+def run(stage: str, only: str | None, csv: Path | None, laws: tuple[str, ...],
+        splits: tuple[str, ...] | None = None) -> None:
     seed = SELECT_SEED if stage == "select" else REPORT_SEED
     for name, data in datasets(only).items():
         variants = [(law, "") for law in laws]
         if stage == "select" and name == "misfitting":
             variants = [("annealing_area", ""), ("multi_power", ""),
                         ("multi_power", "peak_lr")]
-        for split in SPLITS[stage]:
+        for split in splits or SPLITS[stage]:
             for law, variant in variants:
                 spec = spec_for(law, name, variant)
                 if stage == "select" and name == "misfitting" and not variant:
@@ -151,13 +152,17 @@ def main() -> None:
     ap.add_argument("--stage", choices=tuple(SPLITS), default="report")
     ap.add_argument("--only", help="one data set: synthetic, gpt3, opt or misfitting")
     ap.add_argument("--laws", default=",".join(LAWS), help="comma-separated laws")
+    ap.add_argument("--splits", help="comma-separated splits of the stage (default all)")
     ap.add_argument("--csv", type=Path, help="append each row here")
     ap.add_argument("--summarize", type=Path, nargs="+", help="print the table of saved rows")
     args = ap.parse_args()
     if args.summarize:
         print(summarize(args.summarize))
         return
-    run(args.stage, args.only, args.csv, tuple(args.laws.split(",")))
+    splits = tuple(args.splits.split(",")) if args.splits else None
+    if splits and not set(splits) <= set(SPLITS[args.stage]):
+        ap.error(f"--splits: the {args.stage} stage's splits are {SPLITS[args.stage]}")
+    run(args.stage, args.only, args.csv, tuple(args.laws.split(",")), splits)
 
 
 if __name__ == "__main__":

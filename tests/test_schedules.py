@@ -297,3 +297,22 @@ def test_forecast_run_follows_the_schedule_to_the_horizon():
                                multi_power(np, cov, THETA, REF)[0], rtol=1e-3)
     with pytest.raises(DataError, match="past the end"):
         bl.forecast_run(post, "r1e+08", 2e9, kind="epistemic")
+
+
+def test_loss_at_a_run_trained_to_D_with_its_schedule():
+    from bayeslaw.errors import ArgumentError
+
+    post = _fixed_posterior(bl.load(_curves(decay_start=8e8)))
+    with pytest.raises(ArgumentError, match="give the schedule of a run trained to D"):
+        bl.loss_at(post, N=1e8, D=1e9)
+    plan = {"schedule": "wsd", "warmup": 1e7, "decay_start": 9e8}
+    got = bl.loss_at(post, N=1e8, D=1e9, columns=plan).draws
+    t = RunSchedule(*_grid(9e8), window=0.01 * 1e9).terms(np.array([1e9]))
+    np.testing.assert_allclose(got, multi_power(np, {"N": np.array([1e8]), **t}, THETA, REF)[0],
+                               rtol=1e-3)
+
+
+def test_a_saved_text_nan_is_no_value():
+    # a saved fit's text columns hold "nan" where a run has no decay_shape
+    frame = _curves("cosine").assign(decay_shape="nan")
+    assert np.allclose(bl.load(frame).frame["lr_area"], bl.load(_curves("cosine")).frame["lr_area"])
