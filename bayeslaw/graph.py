@@ -102,7 +102,7 @@ class LossModel:
                                      if c != C.D and c not in POINT_COLUMNS)
         table = plan.like.run_table()
         self._built_run_values = {c: table[c].to_numpy(dtype=float) for c in
-                                  self._run_covariates}
+                                  (*self._run_covariates, *self._point_covariates)}
         #: the containers' values now in the PyMC model (``set_data`` skips an equal swap)
         self.held: dict[str, np.ndarray] = self.data_values(plan.like)
         self.model = self._build(plan.like)
@@ -177,14 +177,20 @@ class LossModel:
         last = np.zeros(n_runs, dtype="int64")
         np.maximum.at(last, rows, pos)
 
-        def along(column: np.ndarray) -> np.ndarray:
+        observed = np.zeros(n_runs, bool)
+        observed[rows] = True
+
+        def along(column: np.ndarray, fill: np.ndarray | None = None) -> np.ndarray:
             values = padded(column)
-            return np.where(mask > 0, values, values[np.arange(n_runs), last][:, None])
+            ends = values[np.arange(n_runs), last]
+            if fill is not None:  # a run without rows: its first value in the built data
+                ends = np.where(observed, ends, fill)
+            return np.where(mask > 0, values, ends[:, None])
 
         if self._uses_D:
             vals[cov_data_name(C.D)] = along(np.log(data.values(C.D) / self._D_ref))
-        for c in self._point_covariates:
-            vals[cov_data_name(c)] = along(data.values(c))
+        for c in self._point_covariates:  # (a forward area of 0 would be a power of 0)
+            vals[cov_data_name(c)] = along(data.values(c), self._built_run_values[c])
         if self.spec.likelihood.ar1 is not None or self.spec.likelihood.walk is not None:
             follows = mask.copy()
             follows[:, 0] = 0.0

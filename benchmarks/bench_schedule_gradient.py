@@ -5,7 +5,8 @@
 On the misfitting curves with the sweep's schedule (past 1e9 tokens, all 3,627 checkpoints;
 ``../shared/data`` needed), compiles bayeslaw's density of ``chinchilla`` (on D), of
 ``annealing_area`` and of ``multi_power`` (its annealing sum over 21 level boundaries per
-point) and times them at each model's mode, interleaved round by round so that the machine's
+point) and times them (``--thin K``: on at most K checkpoints a run, as the schedule
+benchmark fits them) at each model's mode, interleaved round by round so that the machine's
 load hits all three alike.  Prints microseconds per call (best round) and the ratio to
 ``chinchilla``.
 """
@@ -29,6 +30,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--thin", type=int, help="keep at most this many checkpoints a run")
     args = ap.parse_args(argv)
 
     import bayeslaw as bl
@@ -38,6 +40,8 @@ def main(argv=None) -> int:
 
     data = bl.load_misfitting(SHARED / "misfitting" / "scaling_results.csv", schedule=True,
                               min_tokens=1e9)
+    if args.thin:
+        data = data.thin(args.thin)
     funcs = {}
     for law in LAWS:
         entry, compiled = compiled_for(make_plan(bl.load_spec(law=law), data), data)
@@ -55,7 +59,9 @@ def main(argv=None) -> int:
             for _ in range(args.calls):
                 f(x)
             best[law] = min(best[law], (time.perf_counter() - start) / args.calls)
-    print(f"misfitting with its schedule: {len(data)} points, {len(data.runs)} runs")
+    width = int(data.frame.groupby("run").size().max())
+    print(f"misfitting with its schedule: {len(data)} points, {len(data.runs)} runs, at most "
+          f"{width} a run (the model's padded layout: {len(data.runs)} x {width})")
     print("| law | us per density + gradient | ratio to chinchilla |")
     print("| --- | --- | --- |")
     for law in LAWS:

@@ -21,7 +21,9 @@ Stages and folds (fixed before any spec was chosen):
 
 Each (data, law, split) row pools its folds: MAPE and coverage over every held-out point,
 coverage per curve (each curve's share of points inside, :func:`bayeslaw.metrics.
-coverage_by_curve`), CRPS averaged over points.  ``--only DATA`` runs one data set.
+coverage_by_curve`), CRPS averaged over points.  ``--only DATA`` runs one data set; rows
+already in ``--csv`` are not measured again.  ``chinchilla_anneal`` is not fitted where every
+run has the same horizon (GPT-3, OPT): its anneal term needs two.
 """
 
 from __future__ import annotations
@@ -102,6 +104,10 @@ def pooled(result, name: str, law: str, split: str, seconds: float) -> list[dict
 def run(stage: str, only: str | None, csv: Path | None, laws: tuple[str, ...],
         splits: tuple[str, ...] | None = None) -> None:
     seed = SELECT_SEED if stage == "select" else REPORT_SEED
+    done = set()
+    if csv is not None and csv.exists():  # rows already measured are not measured again
+        saved = pd.read_csv(csv)
+        done = set(zip(saved["data"], saved["law"], saved["split"], strict=True))
     for name, data in datasets(only).items():
         variants = [(law, "") for law in laws]
         if stage == "select" and name == "misfitting":
@@ -109,7 +115,13 @@ def run(stage: str, only: str | None, csv: Path | None, laws: tuple[str, ...],
                         ("multi_power", "peak_lr")]
         for split in splits or SPLITS[stage]:
             for law, variant in variants:
+                if (name, law + (f"+{variant}" if variant else ""), split) in done:
+                    continue
                 spec = spec_for(law, name, variant)
+                if law == "chinchilla_anneal" and data.frame["horizon"].nunique() < 2:
+                    print(f"{name} / {law}: not fitted, every run has the same horizon (the "
+                          "anneal term is told from the D term by where runs end)", flush=True)
+                    continue
                 if stage == "select" and name == "misfitting" and not variant:
                     spec = bl.ModelSpec.from_dict({**spec.to_dict(), "effects": []})
                 t0 = time.perf_counter()

@@ -316,3 +316,18 @@ def test_a_saved_text_nan_is_no_value():
     # a saved fit's text columns hold "nan" where a run has no decay_shape
     frame = _curves("cosine").assign(decay_shape="nan")
     assert np.allclose(bl.load(frame).frame["lr_area"], bl.load(_curves("cosine")).frame["lr_area"])
+
+
+def test_a_held_out_run_without_rows_keeps_the_density_finite():
+    # a run of the model with no observed rows (a K-fold's held-out run) has its padded
+    # cells filled from the built data: a forward area of 0 would make b (S1/D_ref)^-beta
+    # infinite, and 0 * inf is NaN even where masked
+    from bayeslaw.graph import LossModel
+    from bayeslaw.plan import make_plan
+
+    data = bl.load(_curves(decay_start=8e8))
+    train = data.select((data.frame["run"] != "r2e+08").to_numpy(), "one run held out")
+    model = LossModel(make_plan(bl.load_spec("annealing_area"), data, train))
+    model.set_data(train)
+    assert model.held["lr_area_point"].min() > 0
+    assert np.isfinite(model.model.point_logps(model.model.initial_point())["loss"])
