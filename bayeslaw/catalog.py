@@ -99,7 +99,8 @@ def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,
 
     A ``ModelSpec`` is returned as given; anything else goes through :func:`load_spec`, over
     the default spec of ``law`` or, with neither a spec nor a law, of the law the data's
-    columns call for (:func:`bayeslaw.laws.law_for_columns`: ``looped_total`` with ``T_m``,
+    columns call for (:func:`bayeslaw.laws.law_for_columns`: ``multi_power`` for curves with
+    a learning-rate schedule, ``looped_total`` with ``T_m``,
     ``parallel_streams`` with ``P``, ``iso_depth`` with ``N_once`` and ``N_rec``, else
     ``chinchilla``).
     """
