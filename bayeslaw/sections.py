@@ -21,6 +21,7 @@ from .outputs import diagnostics_table, sampler_sentence
 from .plan import groups_of, level_dim
 from .prediction import predict
 from .report_html import Block, Image, Section, figure_png, slug
+from .schedules import TERM_COLUMNS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .result import Fit
@@ -307,6 +308,8 @@ def _derived_section(fit: Fit, title: str, level: int, budget: float | None,
                      seed: int) -> Section:
     """Forecasts at the largest model, its compute-optimal allocation and its best depth."""
     frame, law = fit.data.frame, fit.spec.law_obj
+    if fit.data.schedules and any(c in TERM_COLUMNS for c in law.covariates):
+        return _derived_with_schedule(fit, title, level, seed)
     if C.D not in law.covariates:
         return _derived_without_D(fit, title, level, seed)
     n_max, d_max = float(frame[C.N].max()), float(frame[C.D].max())
@@ -320,6 +323,21 @@ def _derived_section(fit: Fit, title: str, level: int, budget: float | None,
     if C.T_M in law.covariates:
         blocks += _depth_blocks(fit, biggest, others, n_max, d_max, not extra, seed)
     return Section(title, tuple(blocks), level)
+
+
+def _derived_with_schedule(fit: Fit, title: str, level: int, seed: int) -> Section:
+    """Forecasts of the largest model's runs at the end of their schedules (no compute split)."""
+    frame = fit.data.frame
+    n_max = float(frame[C.N].max())
+    last = frame[frame[C.N] == n_max].groupby(C.RUN, sort=False).last().reset_index()
+    ends = {run: s.known_to for run, s in (fit.data.schedules or {}).items()}
+    points = last.assign(**{C.D: last[C.RUN].map(ends).to_numpy(float)})
+    table = _forecast_table(fit, points.drop(columns=[C.LOSS]), [C.RUN], "-", seed)
+    return Section(title, (Block(
+        f"Forecast of the law's value (epistemic) at the end of each schedule of the largest "
+        f"model size, N = {_g(n_max)}: posterior median and 90% interval. A schedule-aware "
+        "law's loss depends on the whole learning-rate schedule, not on N and D alone, so "
+        "there is no compute-optimal split of a budget between N and D.", table),), level)
 
 
 def _derived_without_D(fit: Fit, title: str, level: int, seed: int) -> Section:

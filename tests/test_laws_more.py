@@ -15,6 +15,7 @@ import pytest
 import bayeslaw as bl
 from bayeslaw.catalog import available_specs, load_spec
 from bayeslaw.errors import DataError, SpecError
+from bayeslaw.formulas import NODE_COLUMNS
 from bayeslaw.graph import LossModel, cov_data_name
 from bayeslaw.laws import LAWS, evaluate, law_for_columns
 from bayeslaw.plan import check_compatible, make_plan
@@ -22,11 +23,12 @@ from bayeslaw.posterior import mean_draws
 from bayeslaw.priors import link_width
 from bayeslaw.public_data import load_parscale
 from bayeslaw.result import Fit
-from bayeslaw.simulate import design, simulate
+from bayeslaw.simulate import SCHEDULE_TRUTH, design, schedule_sweep, simulate
 
 NEW_LAWS = ("parallel_streams", "parallel_streams_data", "looped_streams", "iso_depth",
             "iso_depth_eff", "chinchilla_anneal")
-THETA = dict(E=1.3, a=0.6, alpha=0.2, k=0.35, b=0.5, beta=0.4, c=0.08, gamma=0.45, phi=0.6)
+THETA = dict(E=1.3, a=0.6, alpha=0.2, k=0.35, b=0.5, beta=0.4, c=0.08, gamma=0.45, phi=0.6,
+             d=0.2, kappa=5.0, zeta=0.6, omega=0.5)
 REF = {"N": 1.5e9, "D": 2e10, "P": 2.0}
 
 
@@ -119,6 +121,13 @@ def _covariates(law, n=4):
               "T_m": np.array([1.0, 2.0, 4.0, 8.0])[:n], "P": np.array([1.0, 2.0, 4.0, 8.0])[:n],
               "N_once": rng.uniform(0, 1e8, n), "N_rec": rng.uniform(1e8, 1e9, n)}
     values["horizon"] = values["D"] * np.array([1.0, 1.3, 2.0, 7.0])[:n]
+    # a schedule's terms: forward area, drop, annealing area, the node areas along the drop
+    values["lr_area"] = 0.7 * values["D"]
+    values["lr_drop"] = np.array([0.0, 0.3, 0.65, 0.9])[:n]
+    values["anneal_area"] = 0.8 * values["lr_drop"]
+    for j, name in enumerate(NODE_COLUMNS):
+        values[name] = np.where(j / (len(NODE_COLUMNS) - 1) <= values["lr_drop"],
+                                values["lr_area"] * j / len(NODE_COLUMNS), 1e30)
     return {c: values[c] for c in law.covariates}
 
 
@@ -177,11 +186,15 @@ TRUTH = {
     "chinchilla": dict(E=1.8, a=0.6, alpha=0.3, b=0.6, beta=0.55),
     "chinchilla_anneal": dict(E=1.8, a=0.6, alpha=0.3, b=0.6, beta=0.55, c=0.05),
 }
+#: The schedule laws' specs: simulated with known schedules (bayeslaw.simulate.schedule_sweep).
+SCHEDULE_SPECS = ("annealing_area", "multi_power", "looped_annealing_area", "looped_multi_power")
 
 
 def synthetic(spec_name: str) -> bl.LossData:
     """A small simulated table for the default spec ``spec_name``."""
     spec = load_spec(spec_name)
+    if spec.law in SCHEDULE_SPECS:
+        return _scheduled_table(spec)
     if spec.law in ("parallel_streams", "looped_streams", "size_only"):
         table = _streams_table()
         if spec_name == "parallel_streams_pooled":
@@ -204,6 +217,19 @@ def synthetic(spec_name: str) -> bl.LossData:
     if not frame.duplicated("run").any():  # final losses: a table without a run column
         frame = frame.drop(columns="run")
     return bl.load(frame)
+
+
+def _scheduled_table(spec) -> bl.LossData:
+    """Curves of 3 sizes (and 3 depths for a looped law) with known schedules of every kind."""
+    frame, _ = schedule_sweep(points=6, N=(1e8, 3e8, 1e9), horizons=(2e9,), law="multi_power")
+    if "T_m" in spec.law_obj.covariates:
+        frame = pd.concat([frame.assign(T_m=t, run=frame["run"] + f"_T{t}") for t in (2, 4, 8)],
+                          ignore_index=True)
+    data = bl.load(frame)
+    truth = {**SCHEDULE_TRUTH, "c": 0.1, "gamma": 0.5}
+    sim, _ = simulate(spec, data.frame, {k: v for k, v in truth.items()
+                                         if k in spec.law_obj.param_names}, sigma=0.005, seed=1)
+    return bl.load(sim[frame.columns])
 
 
 NEW_SPECS = [s for s in available_specs() if s not in ("looped_total", "chinchilla")]
@@ -437,6 +463,10 @@ def test_report_forecasts_fill_every_column_the_spec_needs(name):
     assert (at["lower_90"] <= at["median"]).all() and (at["median"] <= at["upper_90"]).all()
     law, frame = spec.law_obj, data.frame
     others = _config_columns(fake)
+    if spec.law in SCHEDULE_SPECS:  # each run of the largest N at the end of its schedule
+        assert len(at) == frame.loc[frame["N"] == frame["N"].max(), "run"].nunique()
+        assert "no compute-optimal split" in blocks[0].text
+        return
     if "D" not in law.covariates:  # forecasts at twice the largest N, per configuration
         assert len(at) == (len(frame[others].drop_duplicates()) if others else 1)
         return
