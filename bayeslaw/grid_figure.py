@@ -180,16 +180,16 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     if add_N and C.N not in law.covariates:
         raise ArgumentError(f"law {law.name!r} has no N term (its sizes are "
                             f"{', '.join(law.covariates)}): add_N cannot set a new model size")
+    ends = schedule_ends(fit, schedule)  # read once: the schedule may be a file
     if forecast and extend_to is None and not add_N:
-        extend_to, add_N = default_forecast(fit, schedule)
+        extend_to, add_N = (max(ends.values()), ()) if ends else default_forecast(fit)
     add_N = tuple(float(n) for n in add_N)
     frame = fit.data.frame
     runs = fit.data.run_table().drop(columns=[C.D, C.LOSS], errors="ignore")
     has_T = C.T_M in runs.columns
     t_levels = sorted(runs[C.T_M].unique()) if has_T else [None]
     n_levels = sorted(set(runs[C.N].unique()) | set(add_N))
-    points = pd.concat([_panel_points(runs, frame, extend_to, n_grid,
-                                      schedule_ends(fit, schedule)),
+    points = pd.concat([_panel_points(runs, frame, extend_to, n_grid, ends),
                         *_new_N_points(runs, frame, add_N, t_levels, extend_to, n_grid)],
                        ignore_index=True)
     pred = predict(fit, points, kind=kind, probs=probs, seed=seed, schedule=schedule).table
