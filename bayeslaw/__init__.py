@@ -37,6 +37,10 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "Diagnostics": ("diagnostics", "Diagnostics"),
     "Fit": ("result", "Fit"),
     "fit": ("inference", "fit"),
+    "fit_many": ("inference", "fit_many"),
+    "Fits": ("result", "Fits"),
+    "FleetWarning": ("errors", "FleetWarning"),
+    "TaskFailedWarning": ("errors", "TaskFailedWarning"),
     "FitFileError": ("errors", "FitFileError"),
     "forecast_run": ("prediction", "forecast_run"),
     "get_law": ("laws", "get_law"),
@@ -112,16 +116,18 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
         ConvergenceWarning,
         DataError,
         FitFileError,
+        FleetWarning,
         ImportanceWeightsWarning,
         ParetoKWarning,
         SpecError,
         StaleRecordsWarning,
+        TaskFailedWarning,
         UnidentifiedSplitWarning,
         WarmStartWarning,
     )
     from .grid_figure import plateau_ylim, plot_grid
     from .grids import prediction_grid
-    from .inference import fit, sample_prior_predictive
+    from .inference import fit, fit_many, sample_prior_predictive
     from .laws import LAWS, get_law
     from .outputs import write_fit_outputs, write_grid_figures
     from .plots import plot_backtest, plot_final_losses, plot_group_effects, plot_residuals
@@ -129,7 +135,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
     from .priors import Prior
     from .public_data import load_chinchilla, load_colpret, load_misfitting, load_parscale
     from .report import build_report
-    from .result import Fit
+    from .result import Fit, Fits
     from .settings import SamplerSettings
     from .simulate import bundled_path
     from .spec import ModelSpec
@@ -158,6 +164,8 @@ __all__ = [
     "Diagnostics",
     "Fit",
     "FitFileError",
+    "Fits",
+    "FleetWarning",
     "ImportanceWeightsWarning",
     "LossData",
     "ModelSpec",
@@ -166,6 +174,7 @@ __all__ = [
     "Prior",
     "SpecError",
     "StaleRecordsWarning",
+    "TaskFailedWarning",
     "Thresholds",
     "UnidentifiedSplitWarning",
     "WarmStartWarning",
@@ -178,6 +187,7 @@ __all__ = [
     "compare",
     "compute_optimal",
     "fit",
+    "fit_many",
     "forecast_run",
     "get_law",
     "group_folds",

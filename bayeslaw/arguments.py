@@ -91,6 +91,16 @@ def _add_backtest_parser(sub: Any) -> None:
     p.add_argument("--out", default="bayeslaw-backtest", help="output folder")
     _add_data_args(p)
     _add_sampler_args(p)
+    _add_fleet_args(p, "folds")
+
+
+def _add_fleet_args(p: argparse.ArgumentParser, what: str) -> None:
+    g = p.add_argument_group("many fits at once (Dask; pip install 'bayeslaw[dask]')")
+    g.add_argument("--workers", type=int, metavar="K",
+                   help=f"run the {what} on a local cluster of K worker processes (default: "
+                        "one after another in this process)")
+    g.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help=f"run the {what} on the Dask scheduler at this address")
 
 
 def _add_predict_parser(sub: Any) -> None:
@@ -163,6 +173,30 @@ def _add_check_parser(sub: Any) -> None:
     _add_seed_arg(g, "seed of the replicated data")
 
 
+def _add_sbc_parser(sub: Any) -> None:
+    """``bayeslaw sbc``: simulation-based calibration of a spec on a table's points."""
+    p = sub.add_parser("sbc", help="simulation-based calibration of a spec on a table's points "
+                                   "(resumable; exit 1 when ranks are not uniform)")
+    p.add_argument("data", nargs="?", help="CSV/Parquet table whose points (runs, N, D, T_m) "
+                                           "are simulated; its losses are ignored (default: "
+                                           "bundled sweep)")
+    p.add_argument("--law", help="law name")
+    p.add_argument("--spec", help="the generating spec (TOML file or shipped name)")
+    p.add_argument("--fit-spec", help="fit with this spec instead (default: --spec)")
+    p.add_argument("--n-sims", type=int, default=100, help="simulations (default %(default)s)")
+    p.add_argument("--n-ranks", type=int, default=99,
+                   help="posterior draws kept per rank (default %(default)s)")
+    p.add_argument("--alpha", type=float, default=0.01,
+                   help="family-wise level of the rank tests (default %(default)s)")
+    p.add_argument("--out", default="sbc.jsonl",
+                   help="records file (JSON lines): each finished fit is appended, a rerun "
+                        "skips those there (default %(default)s); the rank plot goes beside "
+                        "it (.png)")
+    _add_data_args(p)
+    _add_sampler_args(p)
+    _add_fleet_args(p, "simulations")
+
+
 def _add_report_parser(sub: Any) -> None:
     """``bayeslaw report``: the fits, the title and the compute budget."""
     p = sub.add_parser("report", help="write an HTML and a Markdown report of saved fits")
@@ -213,6 +247,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bayeslaw {C.VERSION}")
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (_add_fit_parser, _add_backtest_parser, _add_predict_parser, _add_plot_parser,
-                _add_check_parser, _add_report_parser, _add_import_parser):
+                _add_check_parser, _add_sbc_parser, _add_report_parser, _add_import_parser):
         add(sub)
     return parser

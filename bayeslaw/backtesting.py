@@ -161,12 +161,16 @@ class BacktestResult:
         Per ``"split / method"``: the held-out points with the predictive ``median`` and
         bands and the epistemic bounds (``lower_XX_epistemic``, ``upper_XX_epistemic``).
     notes : list of str
-        What some rows need said (:func:`~bayeslaw.scoring.table_notes`).
+        What some rows need said (:func:`~bayeslaw.scoring.table_notes`), and each failed
+        fold.
+    failures : dict of str
+        The folds that raised, by split name: their error (type and message).
     """
 
     table: pd.DataFrame
     forecasts: dict[str, pd.DataFrame] = field(repr=False, default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         cols = [c for c in ("split", "method", "n_test", "n_curves", "mape", "coverage_50",
@@ -178,7 +182,8 @@ class BacktestResult:
 
 def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAULT_SEED,
              baseline: bool = True, n_boot: int = 100, probs: tuple[float, ...] = (0.5, 0.9),
-             recalibrate: bool | str = False, **fit_kwargs: Any) -> BacktestResult:
+             recalibrate: bool | str = False, client: Any = None, workers: int | None = None,
+             progress: bool | None = None, **fit_kwargs: Any) -> BacktestResult:
     """Run every fold of ``split``: bayeslaw and (optionally) the baseline, held-out scores.
 
     ``fit_kwargs`` go to :func:`bayeslaw.inference.fit` (draws, tune, chains, thresholds, ...).
@@ -190,21 +195,36 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
     backtest on its training part (method ``"bayeslaw, recalibrated"``: one more fit per
     fold; its ``lpd`` and epistemic columns are not defined, its R-hat and divergences are
     the worse of both fits, ``n_calibration`` counts the inner held-out points).
+
+    Each fold is a task of :func:`bayeslaw.fleet.run`: serially here by default, on a local
+    cluster of ``workers`` processes, or on the Dask ``client`` (a client or a scheduler's
+    address); the table is the same either way.  ``progress`` draws a bar over the folds.  A
+    fold that raises is named in a :class:`~bayeslaw.errors.TaskFailedWarning` and in
+    ``failures``, and the other folds' rows are kept (when every fold fails, its error is
+    raised).
     """
+    from . import fleet
+
     parts, trains = _training_parts(data, split, seed)
     inner = split if recalibrate is True else recalibrate or None
     if inner:  # an inner split that cannot be made is refused before any fit
         for train in trains:
             inner_split(train, inner, seed=seed)
+    options = {"baseline": baseline, "n_boot": n_boot, "probs": probs, "seed": seed,
+               "fit_kwargs": {"progress": False, **fit_kwargs}}
+    tasks = [fleet.Task(part.name, _fold_rows, (data, spec, part, train, inner), options)
+             for part, train in zip(parts, trains, strict=True)]
+    outcomes = fleet.run(tasks, client=client, workers=workers, progress=progress,
+                         label="backtest folds")
     rows, forecasts = [], {}
-    for part, train in zip(parts, trains, strict=True):
-        for method, row, forecast in _fold_rows(data, spec, part, train, inner,
-                                                baseline=baseline, n_boot=n_boot, probs=probs,
-                                                seed=seed, fit_kwargs=fit_kwargs):
+    for name, fold in fleet.values(outcomes, "backtest fold").items():
+        for method, row, forecast in fold:
             rows.append(row)
-            forecasts[f"{part.name} / {method}"] = forecast
+            forecasts[f"{name} / {method}"] = forecast
     table = pd.DataFrame(rows)
-    return BacktestResult(table, forecasts, table_notes(table))
+    failed = fleet.failures(outcomes)
+    notes = table_notes(table) + [f"fold {k!r} failed: {v}" for k, v in failed.items()]
+    return BacktestResult(table, forecasts, notes, failed)
 
 
 def _training_parts(data: LossData, split: str, seed: int

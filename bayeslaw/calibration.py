@@ -74,7 +74,9 @@ def sbc_key(design: LossData, spec: ModelSpec, fit_spec: ModelSpec, *, seed: int
 def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims: int = 100,
         fit_spec: ModelSpec | str | Path | None = None, n_ranks: int = 99,
         params: Sequence[str] | None = None, alpha: float = 0.01, bins: int | None = None,
-        seed: int = 0, path: str | Path | None = None, **fit_kwargs: Any) -> CheckResult:
+        seed: int = 0, path: str | Path | None = None, client: Any = None,
+        workers: int | None = None, progress: bool | None = None,
+        **fit_kwargs: Any) -> CheckResult:
     """Simulation-based calibration of ``spec`` on the points of ``design``.
 
     Parameters
@@ -104,9 +106,18 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
         file skips the simulations already there (a long SBC is resumable).  A record is
         reused only when everything that defines it matches (:func:`sbc_key`); others are
         ignored with a warning.
+    client, workers, progress :
+        Each simulation's fit is a task of :func:`bayeslaw.fleet.run`: serially by default,
+        on a local cluster of ``workers`` processes or a Dask ``client`` (a client or a
+        scheduler's address), with a progress bar over the simulations. The records are the
+        same either way; each is appended to ``path`` as its fit finishes. A simulation whose
+        fit raises is named in a :class:`~bayeslaw.errors.TaskFailedWarning` and left out
+        of the verdict (and of ``path``, so a rerun tries it again).
     **fit_kwargs
         Sampler settings for every fit (``draws``, ``tune``, ``chains``, ...).
     """
+    from . import fleet
+
     gen = resolve_spec(spec, law=None, columns=design.columns)
     fitted = (resolve_spec(fit_spec, law=None, columns=design.columns)
               if fit_spec is not None else gen)
@@ -117,7 +128,7 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
     done = _stored_records(path, key)
     prior = inference.sample_prior_predictive(design, gen, draws=n_sims, seed=seed)
     sims = prior.prior_predictive["loss"].values.reshape(n_sims, len(design))
-    records = []
+    tasks = []
     for i in range(n_sims):
         if i not in done:
             truth = {p: float(np.asarray(prior.prior[p].values).reshape(n_sims, -1)[i, 0])
@@ -125,11 +136,19 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
             frame = design.frame.copy()
             frame[C.LOSS] = sims[i]
             data = replace(design, frame=frame, notes=(*design.notes, f"sbc simulation {i}"))
-            done[i] = _ranked_fit(data, fitted, truth, seed + i, fit_kwargs,
-                                  {"sim": i, "seed0": seed, "key": key, "n_ranks": n_ranks})
-            if path is not None:
-                _append_line(path, done[i])
-        records.append(done[i])
+            tasks.append(fleet.Task(f"simulation {i}", _ranked_fit,
+                                    (data, fitted, truth, seed + i, fit_kwargs,
+                                     {"sim": i, "seed0": seed, "key": key, "n_ranks": n_ranks})))
+
+    def keep(_: int, outcome: fleet.Outcome) -> None:
+        if outcome.ok and path is not None:
+            _append_line(path, outcome.value)
+
+    outcomes = fleet.run(tasks, client=client, workers=workers, progress=progress,
+                         label="SBC simulations", on_done=keep)
+    for record in fleet.values(outcomes, "SBC").values():
+        done[record["sim"]] = record
+    records = [done[i] for i in range(n_sims) if i in done]
     return sbc_verdict(records, params=params, alpha=alpha, bins=bins)
 
 
@@ -153,7 +172,7 @@ def _ranked_fit(data: LossData, spec: ModelSpec, truth: Mapping[str, float], see
     with warnings.catch_warnings():
         # judged over all simulations: each record keeps its R-hat, ESS and divergences
         warnings.simplefilter("ignore", ConvergenceWarning)
-        result = inference.fit(data, spec, seed=seed, **fit_kwargs)
+        result = inference.fit(data, spec, seed=seed, **{"progress": False, **fit_kwargs})
     diag = result.diagnostics
     return {**record, "truth": dict(truth),
             "ranks": {p: _thinned_rank(result.draws(p), truth[p], n_ranks) for p in truth},

@@ -1,8 +1,9 @@
 """Command-line front end: parse, call the library, print.  No logic of its own.
 
 User errors (bad data, bad spec, missing files) print one ``error:`` line and exit 2;
-``--strict`` turns failed convergence diagnostics into exit code 3; ``bayeslaw check`` exits
-1 when a saved fit fails a check.
+``--strict`` turns failed convergence diagnostics into exit code 3; ``bayeslaw check`` and
+``bayeslaw sbc`` exit 1 when a check fails; a backtest or SBC whose folds or simulations
+partly failed writes what the others gave and exits 4, naming each failed one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 EXIT_USER_ERROR = 2
 EXIT_NOT_CONVERGED = 3
 EXIT_CHECK_FAILED = 1
+EXIT_TASKS_FAILED = 4
 
 #: What ``bayeslaw fit --method laplace|pathfinder`` warns: where each approximation missed
 #: NUTS (benchmarks/results/approx_2026-12-01.md, the README's "First look in seconds").
@@ -216,7 +218,7 @@ def cmd_backtest(args: argparse.Namespace) -> int:
     result = backtest(data, spec, args.split, seed=args.seed,
                       baseline=not args.no_baseline, n_boot=args.n_boot,
                       recalibrate=args.recalibrate, draws=args.draws, tune=args.tune,
-                      chains=args.chains, backend=args.backend)
+                      chains=args.chains, backend=args.backend, **_fleet_options(args))
     out = Path(args.out)
     write_backtest_outputs(data, result, out)
     print(score_summary(result.table).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
@@ -227,7 +229,55 @@ def cmd_backtest(args: argparse.Namespace) -> int:
     for _, row in failed.iterrows():
         print(f"warning: split {row['split']!r} ({row['method']}) did not converge: "
               f"{row['failures']}", file=sys.stderr)
+    for name, error in result.failures.items():
+        print(f"error: fold {name!r} failed: {error}", file=sys.stderr)
+    if result.failures:
+        return EXIT_TASKS_FAILED
     return EXIT_NOT_CONVERGED if len(failed) and args.strict else 0
+
+
+def _fleet_options(args: argparse.Namespace) -> dict[str, object]:
+    """Where a fleet runs (``--workers``, ``--scheduler``) and its progress bar."""
+    if args.workers is not None and args.workers < 1:
+        raise BayeslawError(f"--workers takes a positive number of processes, got "
+                            f"{args.workers}")
+    if args.workers is not None and args.scheduler:
+        raise BayeslawError("give --workers K (a local cluster) or --scheduler ADDRESS, "
+                            "not both")
+    return {"client": args.scheduler, "workers": args.workers,
+            "progress": False if args.no_progress else None}
+
+
+def cmd_sbc(args: argparse.Namespace) -> int:
+    """``bayeslaw sbc``: the rank tests of a resumable SBC, its records and rank plot."""
+    from .calibration import sbc
+    from .catalog import resolve_spec
+    from .outputs import headless, save_and_close
+    from .verdicts import plot_sbc
+
+    headless()
+    out = Path(args.out)
+    if out.suffix.lower() != ".jsonl":
+        raise BayeslawError(f"--out {args.out!r}: the records go to a .jsonl file")
+    if args.n_sims < 1:
+        raise BayeslawError(f"--n-sims must be at least 1, got {args.n_sims}")
+    data = _load_data(args)
+    sampler = {k: getattr(args, k) for k in ("draws", "tune", "chains", "backend")
+               if getattr(args, k) is not None}
+    gen = resolve_spec(args.spec, law=args.law, columns=data.columns)
+    result = sbc(data, gen, fit_spec=args.fit_spec, n_sims=args.n_sims,
+                 n_ranks=args.n_ranks, alpha=args.alpha, seed=args.seed, path=out,
+                 **_fleet_options(args), **sampler)
+    print(result)
+    print(result.details.to_string(float_format=lambda v: f"{v:.3g}"))
+    figure = save_and_close(plot_sbc(result), {"figure": out.with_suffix(".png")})["figure"]
+    print(f"wrote {out} and {figure}")
+    missing = args.n_sims - result.values["n_sims"]
+    if missing:
+        print(f"error: {missing} of {args.n_sims} simulations failed (named in the warnings "
+              "above); rerun the same command to try them again", file=sys.stderr)
+        return EXIT_TASKS_FAILED
+    return 0 if result.passed else EXIT_CHECK_FAILED
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -309,7 +359,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"fit": cmd_fit, "backtest": cmd_backtest, "predict": cmd_predict,
-            "plot": cmd_plot, "report": cmd_report, "check": cmd_check, "import": cmd_import}
+            "plot": cmd_plot, "report": cmd_report, "check": cmd_check, "sbc": cmd_sbc,
+            "import": cmd_import}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

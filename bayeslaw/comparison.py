@@ -40,6 +40,7 @@ from .inference import fit
 from .likelihood import log_likelihood
 from .metrics import pointwise_lpd
 from .result import Fit
+from .spec import ModelSpec
 
 #: Pareto-k above this marks a point whose PSIS-LOO estimate is unreliable (Vehtari 2024).
 K_THRESHOLD = 0.7
@@ -155,24 +156,40 @@ def _refit_settings(result: Fit, fit_kwargs: Mapping[str, Any]) -> dict[str, Any
     return {"seed": result.provenance.get("seed", C.DEFAULT_SEED), **keep, **fit_kwargs}
 
 
-def _quiet_fit(data: LossData, result: Fit, like: LossData, settings: Mapping[str, Any]
-               ) -> Fit:
+def _quiet_fit(data: LossData, spec: ModelSpec, like: LossData,
+               settings: Mapping[str, Any]) -> Fit:
     with warnings.catch_warnings():
+        # a refit's convergence is judged by its caller (K-fold notes a failed refit)
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return fit(data, result.spec, like=like, **settings)
+        return fit(data, spec, like=like, **{"progress": False, **settings})
 
 
-def exact_loo_points(result: Fit, rows: np.ndarray, **fit_kwargs: Any) -> np.ndarray:
-    """Exact leave-one-out elpd of ``rows``: one refit without each point."""
-    data = result.data
+def _loo_refit(data: LossData, spec: ModelSpec, i: int, settings: Mapping[str, Any]
+               ) -> float:
+    """The elpd of row ``i`` under a refit without it (one task of :func:`exact_loo_points`)."""
+    keep = np.ones(len(data), bool)
+    keep[i] = False
+    refit = _quiet_fit(data.select(keep, f"leave out row {i + 1}"), spec, data, settings)
+    return float(pointwise_lpd(log_likelihood(refit, data.frame.iloc[[i]]))[0])
+
+
+def exact_loo_points(result: Fit, rows: np.ndarray, *, client: Any = None,
+                     workers: int | None = None, progress: bool | None = None,
+                     **fit_kwargs: Any) -> np.ndarray:
+    """Exact leave-one-out elpd of ``rows``: one refit without each point.
+
+    The refits are tasks of :func:`bayeslaw.fleet.run` (``client``, ``workers``,
+    ``progress`` as there); a refit that raises leaves its point's elpd NaN, named in a
+    :class:`~bayeslaw.errors.TaskFailedWarning`.
+    """
+    from . import fleet
+
     settings = _refit_settings(result, fit_kwargs)
-    out = np.empty(len(rows))
-    for j, i in enumerate(rows):
-        keep = np.ones(len(data), bool)
-        keep[i] = False
-        refit = _quiet_fit(data.select(keep, f"leave out row {i + 1}"), result, data, settings)
-        out[j] = pointwise_lpd(log_likelihood(refit, data.frame.iloc[[i]]))[0]
-    return out
+    tasks = [fleet.Task(f"leave out row {i + 1}", _loo_refit,
+                        (result.data, result.spec, int(i), settings)) for i in rows]
+    done = fleet.values(fleet.run(tasks, client=client, workers=workers, progress=progress,
+                                  label="exact LOO refits"), "exact LOO refit")
+    return np.array([done.get(t.name, np.nan) for t in tasks], float)
 
 
 def group_folds(data: LossData, group: str, k: int | None = None, *, seed: int = 0
@@ -206,20 +223,55 @@ def _level_text(value: Any) -> str:
     return f"{value:g}" if isinstance(value, int | float | np.number) else str(value)
 
 
-def kfold_pointwise(result: Fit, folds: list[tuple[str, np.ndarray]], **fit_kwargs: Any
-                    ) -> tuple[np.ndarray, list[str]]:
-    """The elpd of every point when its fold is left out, and notes on the refits."""
-    data = result.data
-    settings = _refit_settings(result, fit_kwargs)
-    elpd = np.full(len(data), np.nan)
+def _kfold_refit(data: LossData, spec: ModelSpec, name: str, test: np.ndarray,
+                 settings: Mapping[str, Any]) -> tuple[np.ndarray, str | None]:
+    """The elpd of ``test``'s rows under a refit without them, and a note if it failed."""
+    refit = _quiet_fit(data.select(~test, f"train without {name}"), spec, data, settings)
+    held_out = data.frame.loc[test].reset_index(drop=True)
+    lpd = pointwise_lpd(log_likelihood(refit, held_out, seed=settings["seed"]))
+    ok = refit.diagnostics.ok
+    return lpd, None if ok else f"refit without {name}: {'; '.join(refit.diagnostics.failures)}"
+
+
+def kfold_pointwise(result: Fit, folds: list[tuple[str, np.ndarray]], *, client: Any = None,
+                    workers: int | None = None, progress: bool | None = None,
+                    **fit_kwargs: Any) -> tuple[np.ndarray, list[str]]:
+    """The elpd of every point when its fold is left out, and notes on the refits.
+
+    The refits are tasks of :func:`bayeslaw.fleet.run` (``client``, ``workers``,
+    ``progress`` as there); a refit that raises leaves its fold's points NaN, with a note.
+    """
+    pointwise, notes = _kfold_fleet({"": result}, folds, fit_kwargs, client=client,
+                                    workers=workers, progress=progress)
+    return pointwise[""], notes
+
+
+def _kfold_fleet(fits: Mapping[str, Fit], folds: list[tuple[str, np.ndarray]],
+                 fit_kwargs: Mapping[str, Any], **where: Any
+                 ) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Every model's refit without every fold, as one fleet; pointwise elpd and notes."""
+    from . import fleet
+
+    tasks, slots = [], []
+    for model, result in fits.items():
+        settings = _refit_settings(result, fit_kwargs)
+        for name, test in folds:
+            label = f"{model}: {name}" if model else name
+            tasks.append(fleet.Task(label, _kfold_refit,
+                                    (result.data, result.spec, name, test, settings)))
+            slots.append((model, test))
+    outcomes = fleet.run(tasks, label="K-fold refits", **where)
+    done = fleet.values(outcomes, "K-fold refit")
+    pointwise = {model: np.full(len(result.data), np.nan) for model, result in fits.items()}
     notes = []
-    for name, test in folds:
-        refit = _quiet_fit(data.select(~test, f"train without {name}"), result, data, settings)
-        held_out = data.frame.loc[test].reset_index(drop=True)
-        elpd[test] = pointwise_lpd(log_likelihood(refit, held_out, seed=settings["seed"]))
-        if not refit.diagnostics.ok:
-            notes.append(f"refit without {name}: {'; '.join(refit.diagnostics.failures)}")
-    return elpd, notes
+    for task, (model, test) in zip(tasks, slots, strict=True):
+        if task.name not in done:
+            notes.append(f"{task.name}: the refit failed, its points' elpd is not defined")
+            continue
+        pointwise[model][test], note = done[task.name]
+        if note:
+            notes.append(f"{model}: {note}" if model else note)
+    return pointwise, notes
 
 
 # -- ranking ------------------------------------------------------------------------------
@@ -286,6 +338,7 @@ def _check_same_data(fits: Mapping[str, Fit]) -> LossData:
 
 def compare(fits: Mapping[str, Fit], *, method: str = "loo", group: str = C.RUN,
             k: int | None = None, bad_k: str = "warn", max_refits: int = 10, seed: int = 0,
+            client: Any = None, workers: int | None = None, progress: bool | None = None,
             **fit_kwargs: Any) -> Comparison:
     """Rank fits of the same data by expected log predictive density.
 
@@ -307,6 +360,9 @@ def compare(fits: Mapping[str, Fit], *, method: str = "loo", group: str = C.RUN,
         or switch the comparison to grouped K-fold over runs.
     seed : int
         Seed of the fold assignment and of population draws for held-out levels.
+    client, workers, progress :
+        Where refits run (K-fold, exact LOO): tasks of :func:`bayeslaw.fleet.run`, serially
+        by default, on a local cluster of ``workers`` processes or a Dask ``client``.
     **fit_kwargs
         Sampler settings for refits (default: each fit's own).
     """
@@ -316,8 +372,9 @@ def compare(fits: Mapping[str, Fit], *, method: str = "loo", group: str = C.RUN,
         raise ArgumentError(f"bad_k must be 'warn', 'refit' or 'kfold', got {bad_k!r}")
     data = _check_same_data(fits)
     groups = data.frame[C.RUN].to_numpy() if C.RUN in data.frame else np.arange(len(data))
+    where = {"client": client, "workers": workers, "progress": progress}
     if method == "kfold":
-        return _kfold_comparison(fits, data, groups, group, k, seed, fit_kwargs)
+        return _kfold_comparison(fits, data, groups, group, k, seed, fit_kwargs, where)
     pointwise, p_eff, n_bad, notes = {}, {}, {}, []
     for name, result in fits.items():
         pointwise[name], p_eff[name], khat = _ic_pointwise(result, method)
@@ -326,12 +383,13 @@ def compare(fits: Mapping[str, Fit], *, method: str = "loo", group: str = C.RUN,
         if not len(bad):
             continue
         if bad_k == "kfold":
-            switched = _kfold_comparison(fits, data, groups, C.RUN, k, seed, fit_kwargs)
+            switched = _kfold_comparison(fits, data, groups, C.RUN, k, seed, fit_kwargs,
+                                         where)
             note = (f"{name}: {len(bad)} points with Pareto k > {K_THRESHOLD}: switched to "
                     "grouped K-fold over runs")
             return replace(switched, notes=(*notes, note, *switched.notes))
         if bad_k == "refit" and len(bad) <= max_refits:
-            pointwise[name][bad] = exact_loo_points(result, bad, **fit_kwargs)
+            pointwise[name][bad] = exact_loo_points(result, bad, **where, **fit_kwargs)
             notes.append(f"{name}: {len(bad)} points with Pareto k > {K_THRESHOLD} refitted "
                          "exactly")
             continue
@@ -341,14 +399,11 @@ def compare(fits: Mapping[str, Fit], *, method: str = "loo", group: str = C.RUN,
 
 
 def _kfold_comparison(fits: Mapping[str, Fit], data: LossData, groups: np.ndarray,
-                      group: str, k: int | None, seed: int, fit_kwargs: Mapping[str, Any]
-                      ) -> Comparison:
+                      group: str, k: int | None, seed: int, fit_kwargs: Mapping[str, Any],
+                      where: Mapping[str, Any]) -> Comparison:
     """Grouped K-fold CV of every fit over the levels of ``group`` (see :func:`compare`)."""
     folds = group_folds(data, group, k, seed=seed)
-    pointwise, notes = {}, []
-    for name, result in fits.items():
-        pointwise[name], more = kfold_pointwise(result, folds, seed=seed, **fit_kwargs)
-        notes += [f"{name}: {m}" for m in more]
+    pointwise, notes = _kfold_fleet(fits, folds, {"seed": seed, **fit_kwargs}, **where)
     return Comparison(rank_table(pointwise, groups, {}, {}, f"kfold:{group}"),
                       f"kfold:{group}", pointwise, groups, tuple(notes))
 

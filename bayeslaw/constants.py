@@ -48,3 +48,7 @@ FIT_FORMAT_VERSION = 1
 #: looped_total_sampler_2026-11-30.md): 600-1000 points per level mixed at tree depth 4 centered
 #: and 9-10 non-centered; 75 points per level mixed only non-centered (ESS 18 vs 560).
 CENTERED_MIN_POINTS = 200
+
+#: Environment variable with the cores one fit may use (nutpie's ``cores``): set in every Dask
+#: worker by :mod:`bayeslaw.workers` (the host's CPUs over its worker processes), or by hand.
+ENV_CORES = "BAYESLAW_CORES"

@@ -65,3 +65,11 @@ class BaselineConvergenceWarning(BayeslawWarning):
 
 class StaleRecordsWarning(BayeslawWarning):
     """A resumable file (SBC) holds records made with other settings: ignored and kept."""
+
+
+class TaskFailedWarning(BayeslawWarning):
+    """A task of a fleet (a fold, refit, simulation or fit) raised: named, the rest kept."""
+
+
+class FleetWarning(BayeslawWarning):
+    """A fleet asked for Dask workers runs serially: ``dask.distributed`` is not installed."""

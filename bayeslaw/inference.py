@@ -22,9 +22,10 @@ from .catalog import resolve_spec
 from .data import LossData
 from .diagnostics import Thresholds
 from .errors import ArgumentError, ConvergenceError, SpecError, WarmStartWarning
+from .fleet import default_progress
 from .modelcache import COMPILES, Entry, compiled_for, entry_for, get_model, origin
 from .plan import Plan, make_plan
-from .result import Fit
+from .result import Fit, Fits
 from .settings import SamplerSettings
 from .spec import ModelSpec
 
@@ -53,6 +54,20 @@ def _nutpie_start(entry: Entry, compiled: Any, seed: int, settings: SamplerSetti
     return standardized(entry.density, compiled, mode), mode
 
 
+def fit_cores() -> int | None:
+    """The cores one fit may use: ``BAYESLAW_CORES`` (set in Dask workers), else None (all).
+
+    Only how fast the chains run depends on it, not the draws: nutpie seeds each chain.
+    """
+    text = os.environ.get(C.ENV_CORES, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ArgumentError(f"{C.ENV_CORES}={text!r}: set it to a positive number of cores, "
+                            "or unset it to use them all")
+    return int(text)
+
+
 def _sample(plan: Plan, data: LossData, settings: SamplerSettings, seed: int,
             progress: bool) -> tuple[Any, dict[str, Any]]:
     """Sample; returns the ``InferenceData`` and what the sampler did (timings, steps)."""
@@ -72,7 +87,7 @@ def _sample(plan: Plan, data: LossData, settings: SamplerSettings, seed: int,
     low_rank = plan.prefers_low_rank if settings.low_rank == "auto" else settings.low_rank
     idata = nutpie.sample(
         compiled, draws=settings.draws, tune=settings.tune, chains=settings.chains,
-        seed=int(seed), progress_bar=progress, save_warmup=True,
+        cores=fit_cores(), seed=int(seed), progress_bar=progress, save_warmup=True,
         target_accept=float(settings.target_accept),
         low_rank_modified_mass_matrix=bool(low_rank))
     t3 = time.perf_counter()
@@ -90,16 +105,20 @@ def _sample(plan: Plan, data: LossData, settings: SamplerSettings, seed: int,
 def _sample_pymc(plan: Plan, data: LossData, settings: SamplerSettings, seed: int,
                  progress: bool) -> tuple[Any, dict[str, Any]]:
     """PyMC's own NUTS (``sampler.backend = "pymc"``): the fallback backend."""
+    import multiprocessing
     import time
 
     import pymc as pm
 
     model = entry_for(plan, data).model
     t0 = time.perf_counter()
+    # a Dask worker's process is a daemon, which may not start processes of its own
+    daemon = multiprocessing.current_process().daemon
     with model.model:
         idata = pm.sample(
             draws=settings.draws, tune=settings.tune, chains=settings.chains,
-            cores=min(settings.chains, 2), random_seed=int(seed), progressbar=progress,
+            cores=1 if daemon else min(settings.chains, fit_cores() or 2),
+            random_seed=int(seed), progressbar=progress,
             target_accept=float(settings.target_accept), compute_convergence_checks=False)
     return idata, {"sample_s": time.perf_counter() - t0}
 
@@ -166,6 +185,51 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     return result
 
 
+def fit_many(jobs: Mapping[str, LossData | Mapping[str, Any]], *, client: Any = None,
+             workers: int | None = None, progress: bool | None = None, **common: Any) -> Fits:
+    """Many independent fits (one per dataset, spec or seed), serially or as Dask tasks.
+
+    Parameters
+    ----------
+    jobs : mapping of name to LossData or dict
+        Each job is a table fitted with ``common``, or a dict of :func:`fit`'s arguments
+        (``data`` and any of ``spec``, ``law``, ``seed``, ``draws``, ...) over ``common``.
+    client, workers :
+        Where the fits run (:func:`bayeslaw.fleet.run`): a Dask client or scheduler address,
+        a local cluster of ``workers`` processes, or (neither) serially in this process.
+        Each fit is the same as :func:`fit` of the same arguments here.
+    progress : bool, optional
+        A progress bar over the fits (each fit's own bar is off).
+    **common
+        :func:`fit`'s keyword arguments for every job.
+
+    Returns
+    -------
+    Fits
+        The fits by job name, and ``failures``: each failed job's error (also warned about
+        by name, :class:`~bayeslaw.errors.TaskFailedWarning`); when every job fails, the first
+        error is raised.
+    """
+    import inspect
+
+    from . import fleet
+
+    allowed = set(inspect.signature(fit).parameters)
+    tasks = []
+    for name, job in jobs.items():
+        kwargs = {"progress": False, **common,
+                  **(dict(job) if isinstance(job, Mapping) else {"data": job})}
+        unknown = sorted(set(kwargs) - allowed)
+        if unknown or not isinstance(kwargs.get("data"), LossData):
+            raise ArgumentError(f"fit_many job {name!r}: give a LossData, or a dict with "
+                                f"'data' (a LossData) and fit()'s arguments"
+                                + (f"; unknown: {unknown}" if unknown else ""))
+        tasks.append(fleet.Task(str(name), fit, (kwargs.pop("data"),), kwargs))
+    outcomes = fleet.run(tasks, client=client, workers=workers, progress=progress,
+                         label="fits")
+    return Fits(fleet.values(outcomes, "fit"), fleet.failures(outcomes))
+
+
 def _posterior_only(idata: Any) -> Any:
     """The sampler's ``InferenceData`` less the groups a fit builds itself (data, log-lik)."""
     for group in ("observed_data", "constant_data", "log_likelihood"):
@@ -200,12 +264,6 @@ def _check_method(method: str, strict: bool) -> None:
     if method != "nuts" and strict:
         raise ConvergenceError(f"strict=True needs MCMC diagnostics, and method={method!r} "
                                "gives an approximation with none: use method='nuts'")
-
-
-def default_progress() -> bool:
-    """Whether to show the progress bar: stderr is a terminal, not CI, not under pytest."""
-    ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-    return sys.stderr.isatty() and not ci and "PYTEST_CURRENT_TEST" not in os.environ
 
 
 def timing_line(method: str, info: Mapping[str, Any]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -251,6 +252,31 @@ class Fit(Posterior):
                         tuple(meta["notes"]), schedules)
         spec = ModelSpec.from_dict(json.loads(attrs["bayeslaw_spec"]))
         return cls.assemble(idata, spec, data, json.loads(attrs["bayeslaw_provenance"]))
+
+
+@dataclass(frozen=True, repr=False)
+class Fits(Mapping[str, Fit]):
+    """The fits of :func:`bayeslaw.fit_many` by job name, and the jobs that failed.
+
+    A read-only mapping of name to :class:`Fit`; ``failures`` maps each failed job's name to
+    its error (type and message).
+    """
+
+    fits: dict[str, Fit]
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> Fit:
+        return self.fits[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.fits)
+
+    def __len__(self) -> int:
+        return len(self.fits)
+
+    def __repr__(self) -> str:
+        text = f"Fits: {len(self.fits)} fitted ({', '.join(self.fits) or 'none'})"
+        return text + "".join(f"\nfailed: {k}: {v}" for k, v in self.failures.items())
 
 
 def add_log_likelihood(idata: Any, post: Posterior) -> None:

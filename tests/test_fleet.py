@@ -1,0 +1,236 @@
+"""Fleets of fits (bayeslaw.fleet): Dask gives the tables the serial run gives; a failed task is
+named and the rest kept; a scheduler given by its address; the serial fallback without Dask.
+
+The fits are the reduced spec of the SBC test (no group effects, normal noise: about a second
+each) on a 3 x 3 sweep of 8 points per curve, so that a local cluster of 2 worker processes,
+a scheduler and worker started on loopback and the serial runs fit in CI. Equality is exact:
+the same function with the same seeds and arguments runs in the worker as here (nutpie seeds
+each chain; the cores it uses change only the speed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayeslaw as bl
+from bayeslaw import backtesting, fleet, testing
+from bayeslaw import constants as C
+from bayeslaw.cli import main
+from bayeslaw.errors import FleetWarning, SpecError, TaskFailedWarning
+from bayeslaw.simulate import looped_sweep
+
+from .test_checks import MATCHED
+
+distributed = pytest.importorskip(
+    "distributed", reason="needs dask.distributed (the test extra installs it: pip install "
+                          "'.[test]')")
+
+SAMPLER = dict(draws=300, tune=300, chains=2)
+#: the fits are short and the spec is misspecified for this sweep: convergence is not the point
+pytestmark = pytest.mark.filterwarnings("ignore::bayeslaw.errors.ConvergenceWarning")
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    frame, _ = looped_sweep(seed=3, points=8, N=(1e8, 3e8, 1e9), T_m=(2, 4, 8),
+                            D_range=(3e7, 2e10))
+    return bl.load(frame)
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A local cluster of 2 worker processes of one thread, shared by this module's tests."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=40) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def serial_backtest(sweep):
+    return bl.backtest(sweep, MATCHED, "kfold:3", n_boot=10, seed=4, **SAMPLER)
+
+
+def _same_backtest(a, b):
+    pd.testing.assert_frame_equal(a.table, b.table)
+    assert a.forecasts.keys() == b.forecasts.keys()
+    for key in a.forecasts:
+        pd.testing.assert_frame_equal(a.forecasts[key], b.forecasts[key])
+
+
+def test_backtest_on_a_local_cluster_equals_serial(sweep, serial_backtest, client):
+    on_dask = bl.backtest(sweep, MATCHED, "kfold:3", n_boot=10, seed=4, client=client,
+                          **SAMPLER)
+    _same_backtest(serial_backtest, on_dask)
+    assert len(serial_backtest.table) == 6 and not on_dask.failures  # 3 folds x 2 methods
+    # each worker compiled this structure at most once across its folds, kept its own
+    # PyTensor compile folder, and may use its share of the cores
+    compiles = client.run(lambda: len(__import__("bayeslaw.modelcache").modelcache.COMPILES))
+    assert sorted(compiles.values()) in ([1, 1], [0, 1])
+    folders = client.run(lambda: __import__("pytensor").config.compiledir)
+    assert len(set(folders.values())) == 2
+    assert all("bayeslaw-pytensor" in str(f) for f in folders.values())
+    cores = client.run(lambda: os.environ[C.ENV_CORES])
+    assert set(cores.values()) == {str(max(1, os.cpu_count() // 2))}
+
+
+def test_sbc_on_a_local_cluster_equals_serial_and_resumes(sweep, client, tmp_path):
+    kw = dict(n_sims=4, seed=1, **SAMPLER)
+    serial = testing.sbc(sweep, MATCHED, path=tmp_path / "serial.jsonl", **kw)
+    on_dask = testing.sbc(sweep, MATCHED, path=tmp_path / "dask.jsonl", client=client, **kw)
+    assert serial.values == on_dask.values
+    pd.testing.assert_frame_equal(serial.details, on_dask.details)
+
+    def records(name):
+        lines = (tmp_path / name).read_text().splitlines()
+        return sorted((json.loads(line) for line in lines), key=lambda r: r["sim"])
+
+    assert records("serial.jsonl") == records("dask.jsonl")
+    # resumed on Dask: the stored records are reused, nothing is fitted again
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = testing.sbc(sweep, MATCHED, path=tmp_path / "dask.jsonl", client=client,
+                            progress=True, **kw)
+    assert again.values == serial.values
+
+
+def test_a_failed_task_is_named_and_the_others_kept(sweep, client, capsys):
+    jobs = {"good": sweep, "bad": {"data": sweep, "spec": None, "law": "no_such_law"}}
+    single = bl.fit(sweep, MATCHED, seed=2, progress=False, **SAMPLER)
+    for where in ({}, {"client": client}):
+        with pytest.warns(TaskFailedWarning, match=r"fit 'bad' failed: SpecError: unknown law"):
+            fits = bl.fit_many(jobs, spec=MATCHED, seed=2, progress=True, **SAMPLER, **where)
+        assert list(fits) == ["good"] and list(fits.failures) == ["bad"]
+        assert fits.failures["bad"].startswith("SpecError: unknown law 'no_such_law'")
+        np.testing.assert_array_equal(fits["good"].draws("E"), single.draws("E"))
+        progress = capsys.readouterr().err
+        assert "fits: [" in progress and "2/2 (1 failed)" in progress and "bad FAILED" in progress
+    # every task failed: the first one's own error, as a serial loop raises it
+    with pytest.raises(SpecError, match="no_such_law"):
+        bl.fit_many({"bad": jobs["bad"]}, client=client)
+
+
+def test_a_failed_fold_keeps_the_other_folds(sweep, monkeypatch):
+    real = backtesting._fold_rows
+
+    def flaky(data, spec, part, *args, **kwargs):
+        if part.name.endswith("fold 2"):
+            raise RuntimeError("out of memory on this fold")
+        return real(data, spec, part, *args, **kwargs)
+
+    monkeypatch.setattr(backtesting, "_fold_rows", flaky)
+    with pytest.warns(TaskFailedWarning, match="fold 2.*out of memory.*; the other 2 kept"):
+        result = bl.backtest(sweep, MATCHED, "kfold:3", baseline=False, seed=4, **SAMPLER)
+    assert len(result.table) == 2 and not result.table["split"].str.endswith("fold 2").any()
+    assert list(result.failures) == ["kfold:3 fold 2"]
+    assert any("fold 'kfold:3 fold 2' failed" in n for n in result.notes)
+
+
+def test_without_dask_workers_run_serially_with_a_warning(sweep, monkeypatch, serial_backtest):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
+    with pytest.warns(FleetWarning, match="workers=2 needs Dask"):
+        result = bl.backtest(sweep, MATCHED, "kfold:3", n_boot=10, seed=4, workers=2,
+                             **SAMPLER)
+    _same_backtest(serial_backtest, result)
+    with pytest.raises(bl.ArgumentError, match="needs Dask"):
+        fleet.run([fleet.Task("t", len, ((),))], client="tcp://127.0.0.1:1")
+
+
+def _start(args, tmp_path, name):
+    with open(tmp_path / f"{name}.log", "w") as log:  # the child keeps its own handle
+        return subprocess.Popen([sys.executable, "-m", *args], stdout=log, stderr=log,
+                                cwd=tmp_path)
+
+
+@pytest.fixture()
+def scheduler_address(tmp_path):
+    """A ``dask scheduler`` and one ``dask worker`` (2 processes) on loopback; the address."""
+    file = tmp_path / "scheduler.json"
+    procs = [_start(["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+                     "--no-dashboard", "--scheduler-file", str(file)], tmp_path, "scheduler")]
+    try:
+        deadline = time.time() + 120
+        while not file.exists() and time.time() < deadline:
+            time.sleep(0.2)
+        address = json.loads(file.read_text())["address"]
+        procs.append(_start(["distributed.cli.dask_worker", address, "--nworkers", "2",
+                             "--nthreads", "1", "--no-dashboard"], tmp_path, "worker"))
+        with distributed.Client(address, timeout=60) as c:
+            c.wait_for_workers(2, timeout=120)
+        yield address
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            p.wait(timeout=60)
+
+
+def test_cli_on_a_scheduler_given_by_address(sweep, tmp_path, scheduler_address, capsys):
+    assert scheduler_address.startswith("tcp://127.0.0.1:")
+    csv = tmp_path / "sweep.csv"
+    sweep.frame.to_csv(csv, index=False)
+    before = csv.read_bytes()
+    common = ["backtest", str(csv), "--split", "kfold:3", "--no-baseline", "--draws", "200",
+              "--tune", "200", "--chains", "2", "--seed", "4"]
+    assert main([*common, "--out", str(tmp_path / "serial"), "--no-progress"]) == 0
+    assert main([*common, "--out", str(tmp_path / "dask"), "--scheduler",
+                 scheduler_address]) == 0
+    assert (tmp_path / "serial" / "backtest.csv").read_text() == \
+        (tmp_path / "dask" / "backtest.csv").read_text()
+    # SBC from the command line on the same scheduler: every simulation recorded
+    records = tmp_path / "sbc.jsonl"
+    code = main(["sbc", str(csv), "--n-sims", "3", "--draws", "150", "--tune", "150",
+                 "--chains", "2", "--seed", "5", "--out", str(records),
+                 "--scheduler", scheduler_address])
+    assert code in (0, 1)  # the verdict of 3 simulations is not the point here
+    assert sorted(json.loads(line)["sim"] for line in records.read_text().splitlines()) == \
+        [0, 1, 2]
+    assert "sbc" in capsys.readouterr().out and records.with_suffix(".png").exists()
+    assert csv.read_bytes() == before
+
+
+def test_cli_fleet_options_are_checked(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(fleet, "CONNECT_TIMEOUT", 2)  # nothing listens on port 9
+    assert main(["backtest", "--split", "prefix:0.5", "--workers", "0"]) == 2
+    assert "--workers takes a positive number" in capsys.readouterr().err
+    assert main(["backtest", "--split", "prefix:0.5", "--workers", "2", "--scheduler",
+                 "tcp://127.0.0.1:1"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(["backtest", "--split", "prefix:0.5", "--scheduler", "tcp://127.0.0.1:9",
+                 "--out", str(tmp_path / "x")]) == 2
+    assert "no Dask scheduler answered at 'tcp://127.0.0.1:9'" in capsys.readouterr().err
+    assert main(["sbc", "--out", str(tmp_path / "x.csv")]) == 2
+    assert ".jsonl" in capsys.readouterr().err
+
+
+def test_cores_per_worker_divides_each_host_among_its_workers():
+    from bayeslaw.workers import cores_per_worker
+
+    workers = {"a": {"host": "h1"}, "b": {"host": "h1"}, "c": {"host": "h2"}}
+    assert cores_per_worker(workers, {"a": 8, "b": 8, "c": 2}) == {"a": 4, "b": 4, "c": 2}
+    assert cores_per_worker({"a": {"host": "h"}, "b": {"host": "h"}, "c": {"host": "h"}},
+                            {"a": 2, "b": 2, "c": 2}) == {"a": 1, "b": 1, "c": 1}
+
+
+def test_bad_cores_setting_is_named(monkeypatch, sweep):
+    monkeypatch.setenv(C.ENV_CORES, "two")
+    with pytest.raises(bl.ArgumentError, match="BAYESLAW_CORES='two'"):
+        bl.fit(sweep, MATCHED, **SAMPLER)
+
+
+def test_fleet_run_checks_its_arguments():
+    with pytest.raises(bl.ArgumentError, match="unique"):
+        fleet.run([fleet.Task("a", len, ((),)), fleet.Task("a", len, ((),))])
+    with pytest.raises(bl.ArgumentError, match="positive number of processes"):
+        fleet.run([fleet.Task("a", len, ((),))], workers=0)
+    assert fleet.run([], workers=3) == []  # nothing to run: no cluster is started
+    (out,) = fleet.run([fleet.Task("a", len, ((1, 2),))])
+    assert out.ok and out.value == 2 and out.name == "a"
