@@ -44,7 +44,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "FitFileError": ("errors", "FitFileError"),
     "forecast_run": ("prediction", "forecast_run"),
     "get_law": ("laws", "get_law"),
-    "group_folds": ("comparison", "group_folds"),
+    "group_folds": ("refits", "group_folds"),
     "ImportanceWeightsWarning": ("errors", "ImportanceWeightsWarning"),
     "LAWS": ("laws", "LAWS"),
     "load": ("data", "load"),
@@ -102,7 +102,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
     from . import simulate, testing
     from .backtesting import BacktestResult, backtest, recalibration
     from .catalog import load_spec
-    from .comparison import Comparison, compare, group_folds
+    from .comparison import Comparison, compare
     from .data import LossData, load
     from .derived import Derived, best_T_m, best_T_m_at_budget, compute_optimal, loss_at
     from .diagnostics import Diagnostics, Thresholds
@@ -134,6 +134,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
     from .prediction import Prediction, forecast_run, predict
     from .priors import Prior
     from .public_data import load_chinchilla, load_colpret, load_misfitting, load_parscale
+    from .refits import group_folds
     from .report import build_report
     from .result import Fit, Fits
     from .settings import SamplerSettings

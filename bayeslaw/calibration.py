@@ -116,8 +116,6 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
     **fit_kwargs
         Sampler settings for every fit (``draws``, ``tune``, ``chains``, ...).
     """
-    from . import fleet
-
     gen = resolve_spec(spec, law=None, columns=design.columns)
     fitted = (resolve_spec(fit_spec, law=None, columns=design.columns)
               if fit_spec is not None else gen)
@@ -127,29 +125,47 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
                   settings=fit_kwargs)
     done = _stored_records(path, key)
     prior = inference.sample_prior_predictive(design, gen, draws=n_sims, seed=seed)
-    sims = prior.prior_predictive["loss"].values.reshape(n_sims, len(design))
-    tasks = []
-    for i in range(n_sims):
-        if i not in done:
-            truth = {p: float(np.asarray(prior.prior[p].values).reshape(n_sims, -1)[i, 0])
-                     for p in params}
-            frame = design.frame.copy()
-            frame[C.LOSS] = sims[i]
-            data = replace(design, frame=frame, notes=(*design.notes, f"sbc simulation {i}"))
-            tasks.append(fleet.Task(f"simulation {i}", _ranked_fit,
-                                    (data, fitted, truth, seed + i, fit_kwargs,
-                                     {"sim": i, "seed0": seed, "key": key, "n_ranks": n_ranks})))
+    tasks = _simulation_tasks(design, prior, [i for i in range(n_sims) if i not in done],
+                              params, fitted, seed, fit_kwargs,
+                              {"seed0": seed, "key": key, "n_ranks": n_ranks})
+    done |= _run_simulations(tasks, path, client=client, workers=workers, progress=progress)
+    records = [done[i] for i in range(n_sims) if i in done]
+    return sbc_verdict(records, params=params, alpha=alpha, bins=bins)
+
+
+def _run_simulations(tasks: Sequence[Any], path: Path | None, **where: Any
+                     ) -> dict[int, dict[str, Any]]:
+    """Run the simulations' fleet; each record appended to ``path`` as its fit finishes."""
+    from . import fleet
 
     def keep(_: int, outcome: fleet.Outcome) -> None:
         if outcome.ok and path is not None:
             _append_line(path, outcome.value)
 
-    outcomes = fleet.run(tasks, client=client, workers=workers, progress=progress,
-                         label="SBC simulations", on_done=keep)
-    for record in fleet.values(outcomes, "SBC").values():
-        done[record["sim"]] = record
-    records = [done[i] for i in range(n_sims) if i in done]
-    return sbc_verdict(records, params=params, alpha=alpha, bins=bins)
+    outcomes = fleet.run(tasks, label="SBC simulations", on_done=keep, **where)
+    return {r["sim"]: r for r in fleet.values(outcomes, "SBC").values()}
+
+
+def _simulation_tasks(design: LossData, prior: Any, todo: Sequence[int],
+                      params: Sequence[str], fitted: ModelSpec, seed: int,
+                      fit_kwargs: Mapping[str, Any], record: Mapping[str, Any]
+                      ) -> list[Any]:
+    """One fleet task per simulation in ``todo``: its sweep, truth, seed and record head."""
+    from . import fleet
+
+    n_sims = prior.prior.sizes["chain"] * prior.prior.sizes["draw"]
+    sims = prior.prior_predictive["loss"].values.reshape(n_sims, len(design))
+    tasks = []
+    for i in todo:
+        truth = {p: float(np.asarray(prior.prior[p].values).reshape(n_sims, -1)[i, 0])
+                 for p in params}
+        frame = design.frame.copy()
+        frame[C.LOSS] = sims[i]
+        data = replace(design, frame=frame, notes=(*design.notes, f"sbc simulation {i}"))
+        tasks.append(fleet.Task(f"simulation {i}", _ranked_fit,
+                                (data, fitted, truth, seed + i, fit_kwargs,
+                                 {"sim": i, **record})))
+    return tasks
 
 
 def _stored_records(path: Path | None, key: str) -> dict[int, dict[str, Any]]:

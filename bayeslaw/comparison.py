@@ -35,12 +35,9 @@ from scipy.special import logsumexp
 
 from . import constants as C
 from .data import LossData
-from .errors import ArgumentError, ConvergenceWarning, DataError, ParetoKWarning
-from .inference import fit
-from .likelihood import log_likelihood
-from .metrics import pointwise_lpd
+from .errors import ArgumentError, DataError, ParetoKWarning
+from .refits import exact_loo_points, group_folds, kfold_refits
 from .result import Fit
-from .spec import ModelSpec
 
 #: Pareto-k above this marks a point whose PSIS-LOO estimate is unreliable (Vehtari 2024).
 K_THRESHOLD = 0.7
@@ -146,132 +143,6 @@ def _ic_pointwise(result: Fit, ic: str) -> tuple[np.ndarray, float, np.ndarray |
             continue
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return out
-
-
-def _refit_settings(result: Fit, fit_kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings of a refit: the fit's own sampler settings and seed, then ``fit_kwargs``."""
-    s = result.settings
-    keep = {"draws": s.draws, "tune": s.tune, "chains": s.chains, "backend": s.backend,
-            "target_accept": s.target_accept}
-    return {"seed": result.provenance.get("seed", C.DEFAULT_SEED), **keep, **fit_kwargs}
-
-
-def _quiet_fit(data: LossData, spec: ModelSpec, like: LossData,
-               settings: Mapping[str, Any]) -> Fit:
-    with warnings.catch_warnings():
-        # a refit's convergence is judged by its caller (K-fold notes a failed refit)
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return fit(data, spec, like=like, **{"progress": False, **settings})
-
-
-def _loo_refit(data: LossData, spec: ModelSpec, i: int, settings: Mapping[str, Any]
-               ) -> float:
-    """The elpd of row ``i`` under a refit without it (one task of :func:`exact_loo_points`)."""
-    keep = np.ones(len(data), bool)
-    keep[i] = False
-    refit = _quiet_fit(data.select(keep, f"leave out row {i + 1}"), spec, data, settings)
-    return float(pointwise_lpd(log_likelihood(refit, data.frame.iloc[[i]]))[0])
-
-
-def exact_loo_points(result: Fit, rows: np.ndarray, *, client: Any = None,
-                     workers: int | None = None, progress: bool | None = None,
-                     **fit_kwargs: Any) -> np.ndarray:
-    """Exact leave-one-out elpd of ``rows``: one refit without each point.
-
-    The refits are tasks of :func:`bayeslaw.fleet.run` (``client``, ``workers``,
-    ``progress`` as there); a refit that raises leaves its point's elpd NaN, named in a
-    :class:`~bayeslaw.errors.TaskFailedWarning`.
-    """
-    from . import fleet
-
-    settings = _refit_settings(result, fit_kwargs)
-    tasks = [fleet.Task(f"leave out row {i + 1}", _loo_refit,
-                        (result.data, result.spec, int(i), settings)) for i in rows]
-    done = fleet.values(fleet.run(tasks, client=client, workers=workers, progress=progress,
-                                  label="exact LOO refits"), "exact LOO refit")
-    return np.array([done.get(t.name, np.nan) for t in tasks], float)
-
-
-def group_folds(data: LossData, group: str, k: int | None = None, *, seed: int = 0
-                ) -> list[tuple[str, np.ndarray]]:
-    """Test-row masks of grouped K-fold CV: whole runs, N levels or T_m levels left out.
-
-    ``group="run"`` deals runs (seeded) into ``k`` folds (default 5, at most one per run);
-    another run-level column leaves out each of its levels (or, with ``k`` smaller than the
-    number of levels, deals the levels into ``k`` folds).
-    """
-    levels, codes = data.levels(group)
-    n = len(levels)
-    k = min(k or (5 if group == C.RUN else n), n)
-    if k < 2:
-        raise DataError(f"grouped K-fold over {group!r} needs at least 2 levels, found {n}")
-    order = np.random.default_rng(seed).permutation(n) if k < n else np.arange(n)
-    fold_of_level = np.empty(n, int)
-    fold_of_level[order] = np.arange(n) % k
-    row_fold = fold_of_level[codes][data.run_index]
-    out = []
-    for f in range(k):
-        held = levels[fold_of_level == f]
-        label = ", ".join(_level_text(v) for v in held[:4])
-        out.append((f"{group} = {label}" + (" ..." if len(held) > 4 else ""),
-                    row_fold == f))
-    return out
-
-
-def _level_text(value: Any) -> str:
-    """A level for a fold's label: numbers compactly (``3e+08``), text as it is."""
-    return f"{value:g}" if isinstance(value, int | float | np.number) else str(value)
-
-
-def _kfold_refit(data: LossData, spec: ModelSpec, name: str, test: np.ndarray,
-                 settings: Mapping[str, Any]) -> tuple[np.ndarray, str | None]:
-    """The elpd of ``test``'s rows under a refit without them, and a note if it failed."""
-    refit = _quiet_fit(data.select(~test, f"train without {name}"), spec, data, settings)
-    held_out = data.frame.loc[test].reset_index(drop=True)
-    lpd = pointwise_lpd(log_likelihood(refit, held_out, seed=settings["seed"]))
-    ok = refit.diagnostics.ok
-    return lpd, None if ok else f"refit without {name}: {'; '.join(refit.diagnostics.failures)}"
-
-
-def kfold_pointwise(result: Fit, folds: list[tuple[str, np.ndarray]], *, client: Any = None,
-                    workers: int | None = None, progress: bool | None = None,
-                    **fit_kwargs: Any) -> tuple[np.ndarray, list[str]]:
-    """The elpd of every point when its fold is left out, and notes on the refits.
-
-    The refits are tasks of :func:`bayeslaw.fleet.run` (``client``, ``workers``,
-    ``progress`` as there); a refit that raises leaves its fold's points NaN, with a note.
-    """
-    pointwise, notes = _kfold_fleet({"": result}, folds, fit_kwargs, client=client,
-                                    workers=workers, progress=progress)
-    return pointwise[""], notes
-
-
-def _kfold_fleet(fits: Mapping[str, Fit], folds: list[tuple[str, np.ndarray]],
-                 fit_kwargs: Mapping[str, Any], **where: Any
-                 ) -> tuple[dict[str, np.ndarray], list[str]]:
-    """Every model's refit without every fold, as one fleet; pointwise elpd and notes."""
-    from . import fleet
-
-    tasks, slots = [], []
-    for model, result in fits.items():
-        settings = _refit_settings(result, fit_kwargs)
-        for name, test in folds:
-            label = f"{model}: {name}" if model else name
-            tasks.append(fleet.Task(label, _kfold_refit,
-                                    (result.data, result.spec, name, test, settings)))
-            slots.append((model, test))
-    outcomes = fleet.run(tasks, label="K-fold refits", **where)
-    done = fleet.values(outcomes, "K-fold refit")
-    pointwise = {model: np.full(len(result.data), np.nan) for model, result in fits.items()}
-    notes = []
-    for task, (model, test) in zip(tasks, slots, strict=True):
-        if task.name not in done:
-            notes.append(f"{task.name}: the refit failed, its points' elpd is not defined")
-            continue
-        pointwise[model][test], note = done[task.name]
-        if note:
-            notes.append(f"{model}: {note}" if model else note)
-    return pointwise, notes
 
 
 # -- ranking ------------------------------------------------------------------------------
@@ -403,7 +274,7 @@ def _kfold_comparison(fits: Mapping[str, Fit], data: LossData, groups: np.ndarra
                       where: Mapping[str, Any]) -> Comparison:
     """Grouped K-fold CV of every fit over the levels of ``group`` (see :func:`compare`)."""
     folds = group_folds(data, group, k, seed=seed)
-    pointwise, notes = _kfold_fleet(fits, folds, {"seed": seed, **fit_kwargs}, **where)
+    pointwise, notes = kfold_refits(fits, folds, {"seed": seed, **fit_kwargs}, **where)
     return Comparison(rank_table(pointwise, groups, {}, {}, f"kfold:{group}"),
                       f"kfold:{group}", pointwise, groups, tuple(notes))
 

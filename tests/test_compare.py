@@ -131,15 +131,15 @@ def test_bad_k_refit_replaces_the_bad_points(stored_fit, monkeypatch):
 def test_bad_k_kfold_switches_to_grouped_kfold(stored_fit, monkeypatch):
     calls = []
 
-    def fake_kfold(result, folds, **kw):
-        calls.append([name for name, _ in folds])
-        return np.full(len(result.data), -1.0), ["a refit note"]
+    def fake_kfold(fits, folds, fit_kwargs, **where):
+        calls.append((list(fits), [name for name, _ in folds], fit_kwargs["seed"]))
+        return {m: np.full(len(f.data), -1.0) for m, f in fits.items()}, ["a refit note"]
 
-    monkeypatch.setattr(cp, "kfold_pointwise", fake_kfold)
+    monkeypatch.setattr(cp, "kfold_refits", fake_kfold)  # every model's refits: one fleet
     result = cp.compare({"a": stored_fit, "b": stored_fit}, bad_k="kfold", seed=3)
     assert result.method == "kfold:run"
-    assert len(calls) == 2 and calls[0] == [n for n, _ in cp.group_folds(
-        stored_fit.data, "run", seed=3)]
+    assert calls == [(["a", "b"], [n for n, _ in cp.group_folds(stored_fit.data, "run",
+                                                                 seed=3)], 3)]
     assert any("switched to grouped K-fold" in n for n in result.notes)
     assert result.table.loc["a", "elpd"] == pytest.approx(-len(stored_fit.data))
 
