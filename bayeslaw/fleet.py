@@ -201,14 +201,26 @@ def connect(client: Any, workers: int | None, n_tasks: int) -> Iterator[Any]:
         if isinstance(client, str):
             client = stack.enter_context(_client_at(distributed, client))
         elif client is None:
-            cluster = stack.enter_context(distributed.LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=40))
+            cluster = stack.enter_context(_local_cluster(distributed, workers))
             client = stack.enter_context(distributed.Client(cluster))
         from .workers import plugin_for
 
         client.register_plugin(plugin_for(client))
         yield client
+
+
+def _local_cluster(distributed: Any, workers: int) -> Any:
+    """A local cluster of ``workers`` processes of one thread (no dashboard)."""
+    try:
+        return distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                        processes=True, dashboard_address=None,
+                                        silence_logs=40)
+    except RuntimeError as exc:  # "Nanny failed to start": most often the missing guard
+        raise ArgumentError(
+            f"the local cluster's {workers} worker processes failed to start ({exc}); a "
+            "script that starts workers must run its code under `if __name__ == "
+            "'__main__':` (each worker process imports the script), as with any "
+            "multiprocessing; see the log above for other causes") from exc
 
 
 def _client_at(distributed: Any, address: str) -> Any:
@@ -230,8 +242,11 @@ def values(outcomes: Sequence[Outcome], what: str) -> dict[str, Any]:
     """
     failed = [o for o in outcomes if not o.ok]
     if failed and len(failed) == len(outcomes):
-        raise failed[0].error if failed[0].error is not None else RuntimeError(
-            failed[0].error_text)
+        error = failed[0].error or RuntimeError(failed[0].error_text)
+        if error.__traceback__ is None:  # raised in a worker: its traceback came as text
+            error.add_note(f"{what} {failed[0].name!r}, in a Dask worker:\n"
+                           f"{failed[0].error_text}")
+        raise error
     for o in failed:
         warnings.warn(f"{what} {o.name!r} failed: {o.error_text.splitlines()[0]}; the other "
                       f"{len(outcomes) - len(failed)} kept", TaskFailedWarning, stacklevel=3)
