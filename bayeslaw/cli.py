@@ -277,6 +277,12 @@ def cmd_sbc(args: argparse.Namespace) -> int:
         print(f"error: {missing} of {args.n_sims} simulations failed (named in the warnings "
               "above); rerun the same command to try them again", file=sys.stderr)
         return EXIT_TASKS_FAILED
+    unconverged = (result.values["max_rhat"] > C.MAX_RHAT or result.values["divergent_fits"])
+    if unconverged:  # each record keeps its fit's R-hat and divergences
+        print(f"warning: the fits' worst R-hat is {result.values['max_rhat']:.3f} and "
+              f"{result.values['divergent_fits']} fit(s) diverged", file=sys.stderr)
+        if args.strict:
+            return EXIT_NOT_CONVERGED
     return 0 if result.passed else EXIT_CHECK_FAILED
 
 
