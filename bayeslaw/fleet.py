@@ -84,8 +84,12 @@ def default_progress() -> bool:
     return sys.stderr.isatty() and not ci and "PYTEST_CURRENT_TEST" not in os.environ
 
 
-def execute(task: Task) -> Outcome:
-    """Run ``task`` in this process: its value or error, and its recorded warnings."""
+def execute(task: Task, portable: bool = False) -> Outcome:
+    """Run ``task`` in this process: its value or error, and its recorded warnings.
+
+    ``portable`` (in a Dask worker): an error that cannot be pickled back is replaced by a
+    ``RuntimeError`` with its text; here the error is kept as it is.
+    """
     with _LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0 = time.perf_counter()
@@ -95,7 +99,7 @@ def execute(task: Task) -> Outcome:
             value, error = None, exc
             text = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
         seconds = time.perf_counter() - t0
-    if error is not None and not _picklable(error):
+    if portable and error is not None and not _picklable(error):
         error = RuntimeError(text.splitlines()[0])
     recorded = tuple((str(w.message), w.category, w.filename, w.lineno) for w in caught)
     return Outcome(task.name, value, error, text, recorded, seconds)
@@ -169,7 +173,7 @@ def _run_dask(client: Any, tasks: Sequence[Task], finish: Callable[[int, Outcome
     from distributed import as_completed
 
     tag = uuid.uuid4().hex[:8]
-    futures = {client.submit(execute, task, key=f"bayeslaw-{tag}-{i}", pure=False): i
+    futures = {client.submit(execute, task, True, key=f"bayeslaw-{tag}-{i}", pure=False): i
                for i, task in enumerate(tasks)}
     for future in as_completed(futures):
         i = futures[future]

@@ -282,3 +282,20 @@ def test_fleet_run_checks_its_arguments():
     assert fleet.run([], workers=3) == []  # nothing to run: no cluster is started
     (out,) = fleet.run([fleet.Task("a", len, ((1, 2),))])
     assert out.ok and out.value == 2 and out.name == "a"
+
+
+def _raise_local():
+    class Local(Exception):  # a class no other process can import: its instance won't pickle
+        pass
+
+    raise Local("cannot travel")
+
+
+def test_an_error_is_kept_as_raised_here_and_as_text_from_a_worker():
+    (here,) = fleet.run([fleet.Task("t", _raise_local)])
+    assert type(here.error).__name__ == "Local" and here.error_text.startswith("Local: cannot")
+    with pytest.raises(Exception, match="cannot travel") as raised:
+        fleet.values([here], "task")
+    assert type(raised.value).__name__ == "Local"  # what a serial loop would have raised
+    portable = fleet.execute(fleet.Task("t", _raise_local), portable=True)
+    assert type(portable.error) is RuntimeError and "Local: cannot travel" in str(portable.error)
