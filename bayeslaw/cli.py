@@ -237,13 +237,7 @@ def cmd_backtest(args: argparse.Namespace) -> int:
 
 
 def _fleet_options(args: argparse.Namespace) -> dict[str, object]:
-    """Where a fleet runs (``--workers``, ``--scheduler``) and its progress bar."""
-    if args.workers is not None and args.workers < 1:
-        raise BayeslawError(f"--workers takes a positive number of processes, got "
-                            f"{args.workers}")
-    if args.workers is not None and args.scheduler:
-        raise BayeslawError("give --workers K (a local cluster) or --scheduler ADDRESS, "
-                            "not both")
+    """Where a fleet runs (``--workers``, ``--scheduler``; checked by ``fleet.run``), its bar."""
     return {"client": args.scheduler, "workers": args.workers,
             "progress": False if args.no_progress else None}
 

@@ -141,6 +141,9 @@ def run(tasks: Sequence[Task], *, client: Any = None, workers: int | None = None
         raise ArgumentError(f"task names must be unique, got {names}")
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ArgumentError(f"workers must be a positive number of processes, got {workers!r}")
+    if workers is not None and client is not None:
+        raise ArgumentError("give workers=K (a local cluster) or client= (a Dask client or "
+                            "scheduler address), not both")
     if not tasks:  # nothing to do (a resumed SBC with every record stored): no cluster
         return []
     bar = Progress(len(tasks), label, default_progress() if progress is None else progress)

@@ -41,6 +41,11 @@ def compile_folder(host: str, name: Any) -> str:
     return os.path.join(tempfile.gettempdir(), "bayeslaw-pytensor", tag)
 
 
+def workers_per_host(workers: dict[str, dict[str, Any]]) -> Counter[str]:
+    """How many worker processes each host runs (``scheduler_info()["workers"]``)."""
+    return Counter(info["host"] for info in workers.values())
+
+
 def cores_per_worker(workers: dict[str, dict[str, Any]], cpus: dict[str, int]
                      ) -> dict[str, int]:
     """Cores one fit may use on each worker: its host's CPUs over that host's workers.
@@ -48,7 +53,7 @@ def cores_per_worker(workers: dict[str, dict[str, Any]], cpus: dict[str, int]
     ``workers`` is the scheduler's ``scheduler_info()["workers"]`` (address -> ``host``);
     ``cpus`` each worker's ``os.cpu_count()``.
     """
-    per_host = Counter(info["host"] for info in workers.values())
+    per_host = workers_per_host(workers)
     return {addr: max(1, int(cpus.get(addr) or 1) // per_host[info["host"]])
             for addr, info in workers.items()}
 
@@ -87,5 +92,4 @@ def plugin_for(client: Any) -> WorkerSetup:
     """The setup plugin for the workers ``client``'s scheduler knows now."""
     workers = client.scheduler_info(n_workers=-1)["workers"]
     cpus = client.run(os.cpu_count) if workers else {}
-    hosts = Counter(info["host"] for info in workers.values())
-    return WorkerSetup(cores_per_worker(workers, cpus), dict(hosts))
+    return WorkerSetup(cores_per_worker(workers, cpus), dict(workers_per_host(workers)))

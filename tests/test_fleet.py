@@ -248,7 +248,7 @@ def test_cli_on_a_scheduler_given_by_address(fleet_files, tmp_path, scheduler_ad
 def test_cli_fleet_options_are_checked(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(fleet, "CONNECT_TIMEOUT", 2)  # nothing listens on port 9
     assert main(["backtest", "--split", "prefix:0.5", "--workers", "0"]) == 2
-    assert "--workers takes a positive number" in capsys.readouterr().err
+    assert "workers must be a positive number of processes, got 0" in capsys.readouterr().err
     assert main(["backtest", "--split", "prefix:0.5", "--workers", "2", "--scheduler",
                  "tcp://127.0.0.1:1"]) == 2
     assert "not both" in capsys.readouterr().err
@@ -279,6 +279,8 @@ def test_fleet_run_checks_its_arguments():
         fleet.run([fleet.Task("a", len, ((),)), fleet.Task("a", len, ((),))])
     with pytest.raises(bl.ArgumentError, match="positive number of processes"):
         fleet.run([fleet.Task("a", len, ((),))], workers=0)
+    with pytest.raises(bl.ArgumentError, match="not both"):
+        fleet.run([fleet.Task("a", len, ((),))], workers=2, client="tcp://127.0.0.1:1")
     assert fleet.run([], workers=3) == []  # nothing to run: no cluster is started
     (out,) = fleet.run([fleet.Task("a", len, ((1, 2),))])
     assert out.ok and out.value == 2 and out.name == "a"
