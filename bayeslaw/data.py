@@ -19,7 +19,7 @@ import pandas as pd
 from . import constants as C
 from .errors import DataError
 from .logs import read_logs
-from .schedules import LR, TERM_COLUMNS, RunSchedule, build, terms
+from .schedules import TERM_COLUMNS, RunSchedule, build, terms
 from .validation import (
     NONNEGATIVE,
     NUMERIC,
@@ -328,15 +328,14 @@ def _source(src: Any, source: str | None, tokens_per_step: float | None, metric:
             ) -> tuple[pd.DataFrame, str, str, list[str], float | None, Any]:
     """The table read from ``src`` (a file, a DataFrame or training logs) and its facts.
 
-    Training logs come with their notes, their D already in tokens and, where they logged a
-    learning rate, that rate as the schedule (even a constant one).
+    Training logs come with their notes and their D already in tokens; a logged learning
+    rate is their ``lr`` column, a schedule by the rule of a table's (one that changes along
+    a run: :func:`bayeslaw.schedules.build`), so that ``bayeslaw import``'s CSV loads alike.
     """
     logged = read_logs(src, source=source, tokens_per_step=tokens_per_step, metric=metric,
                        **logs)
     if not logged:
         return (*read_table(src), [], tokens_per_step, schedule)
-    if schedule is None and LR in logged.frame.columns:
-        schedule = logged.frame[[C.RUN, C.D, LR]]
     return logged.frame, logged.where, logged.sha256, list(logged.notes), None, schedule
 
 

@@ -29,11 +29,18 @@ SOURCES = ("tensorboard", "wandb", "mlflow", "table")
 #: The optional extra each source needs (``pip install "bayeslaw[EXTRA]"``); a W&B CSV
 #: export needs none.
 EXTRAS = {"tensorboard": "tensorboard", "wandb": "wandb", "mlflow": "mlflow"}
-#: Run-level columns taken from a run's config under their own name (other keys need a
-#: mapping, ``config_map={"model.n_params": "N"}``).
-CONFIG_COLUMNS = (C.N, C.T_M, C.P, C.N_ONCE, C.N_REC, C.HORIZON)
+#: A schedule's per-run columns (:data:`bayeslaw.schedules.PLAN_COLUMNS`, a module of the same
+#: layer: ``tests/test_logs.py`` checks that the two lists agree).
+SCHEDULE_COLUMNS = ("schedule", "warmup", C.HORIZON, "decay_start", "decay_end",
+                    "decay_shape", "peak_lr", "final_lr", "final_lr_ratio", "batch_tokens")
+#: Run-level columns taken from a run's config under their own name: the laws' covariates and
+#: the schedule's columns (other keys, a spec's own group column among them, need a mapping,
+#: ``config_map={"model.n_params": "N"}``, or a meta table).
+CONFIG_COLUMNS = (C.N, C.T_M, C.P, C.N_ONCE, C.N_REC, *SCHEDULE_COLUMNS)
 #: The learning-rate column of the tidy table, and the scalar names taken as one.
 LR, LR_NAMES = "lr", ("lr", "learning_rate")
+#: The columns the logs give point by point: a meta table or ``config_map`` may not name them.
+LOGGED_COLUMNS = (C.RUN, "step", C.D, C.LOSS, LR)
 #: Options of :func:`read_logs` that only training logs take.
 OPTIONS = ("metric", "meta", "config_map", "tokens_metric", "lr_metric")
 
@@ -82,11 +89,7 @@ def detect(src: Any, source: str | None = None) -> str | None:
 
 
 def _digest(src: Any, points: pd.DataFrame) -> str:
-    """SHA-256 of the input.
-
-    Of a file's bytes, a folder's files (paths and bytes), or else of the points read (a
-    live source).
-    """
+    """SHA-256 of a file's bytes, a folder's files (paths, bytes) or the points read (live)."""
     path = Path(str(src))
     h = hashlib.sha256()
     if path.is_file():
@@ -148,21 +151,38 @@ def _flat(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def _read_meta(meta: Any) -> tuple[pd.DataFrame, str]:
+    """The per-run table as given (a path or a DataFrame) and how to name it."""
+    if isinstance(meta, pd.DataFrame):
+        return meta.copy(), "the meta table"
+    where = f"meta table {str(meta)!r}"
+    if not Path(meta).is_file():
+        raise DataError(f"{where} does not exist")
+    try:
+        return pd.read_csv(meta, sep="\t" if str(meta).endswith(".tsv") else ","), where
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{where} is empty: give a CSV with a 'run' column and one row per "
+                        "run") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read {where} as a CSV ({' '.join(str(exc).split())}): give "
+                        "a CSV with a 'run' column and one row per run") from None
+
+
 def _meta_table(meta: Any, runs: list[str]) -> pd.DataFrame:
     """The per-run table (path or DataFrame with a ``run`` column), indexed by run.
 
-    Every run of the logs must have a row.
+    Every run of the logs must have a row; it adds run-level columns only, none of
+    :data:`LOGGED_COLUMNS` but ``run``.
     """
-    if isinstance(meta, pd.DataFrame):
-        table, where = meta.copy(), "the meta table"
-    else:
-        where = f"meta table {str(meta)!r}"
-        if not Path(meta).is_file():
-            raise DataError(f"{where} does not exist")
-        table = pd.read_csv(meta, sep="\t" if str(meta).endswith(".tsv") else ",")
+    table, where = _read_meta(meta)
     if C.RUN not in table.columns:
         raise DataError(f"{where} needs a 'run' column naming each run; it has "
                         f"{list(table.columns)}")
+    logged = [c for c in table.columns if c in LOGGED_COLUMNS and c != C.RUN]
+    if logged:
+        raise DataError(f"{where} has column(s) {logged}, which the logs give point by point; "
+                        "a meta table adds run-level columns only (N, T_m, a group, ...): "
+                        "drop them")
     table[C.RUN] = table[C.RUN].astype(str)
     if table[C.RUN].duplicated().any():
         raise DataError(f"{where} has several rows for run "
@@ -174,14 +194,27 @@ def _meta_table(meta: Any, runs: list[str]) -> pd.DataFrame:
     return table.set_index(C.RUN)
 
 
+def _mapping(config_map: Mapping[str, str] | None) -> dict[str, str]:
+    """Config key -> column: :data:`CONFIG_COLUMNS` as they are, then ``config_map``."""
+    given = dict(config_map or {})
+    logged = {k: v for k, v in given.items() if v in LOGGED_COLUMNS}
+    if logged:
+        key, col = next(iter(logged.items()))
+        raise ArgumentError(f"config_map maps {key!r} to {col!r}, a column the logs give point "
+                            f"by point ({list(LOGGED_COLUMNS)}): map config keys to run-level "
+                            "columns only")
+    return {c: c for c in CONFIG_COLUMNS} | given
+
+
 def run_columns(configs: Mapping[str, Mapping[str, Any]], runs: list[str],
                 config_map: Mapping[str, str] | None, meta: Any, where: str) -> pd.DataFrame:
     """One row per run: the run-level columns of its config, overridden by ``meta``.
 
     Config keys named as :data:`CONFIG_COLUMNS` and ``config_map``'s keys (mapped to their
-    columns) are taken; every run needs ``N``.
+    columns) are taken as they are (:func:`bayeslaw.data.load` checks the values); every run
+    needs ``N``.
     """
-    mapping = {c: c for c in CONFIG_COLUMNS} | dict(config_map or {})
+    mapping = _mapping(config_map)
     rows = {}
     for run in runs:
         flat = _flat(configs.get(run, {}))
@@ -190,9 +223,6 @@ def run_columns(configs: Mapping[str, Mapping[str, Any]], runs: list[str],
     if meta is not None:
         extra = _meta_table(meta, runs).reindex(runs)
         table = extra.combine_first(table) if len(table.columns) else extra
-    for col in table.columns:
-        if col in CONFIG_COLUMNS:
-            table[col] = pd.to_numeric(table[col], errors="coerce")
     lacking = [r for r in runs if C.N not in table.columns or pd.isna(table.at[r, C.N])]
     if lacking:
         raise DataError(f"run {lacking[0]!r} of {where} has no N (parameter count): map its "
@@ -218,17 +248,19 @@ def _tokens(curve: pd.DataFrame, counter: pd.DataFrame | None, per_step: float |
             run: str, where: str) -> np.ndarray:
     """``D`` of each point: step x ``per_step``, or the logged tokens counter at that step.
 
-    The counter is interpolated between the steps it was logged at.
+    The counter is interpolated between the steps it was logged at; step 0 is ``D = 0``
+    either way (:func:`tidy` leaves it out with a note).
     """
     steps = curve["step"].to_numpy(float)
     if counter is None:
         return steps * float(per_step)
     known = counter["step"].to_numpy(float)
-    outside = (steps < known[0]) | (steps > known[-1])
+    start = steps == 0  # before training: no tokens seen, as step x tokens_per_step
+    outside = ~start & ((steps < known[0]) | (steps > known[-1]))
     if outside.any():
         raise DataError(f"run {run!r} of {where}: step {steps[outside][0]:g} is outside the "
                         f"steps of the tokens counter ({known[0]:g} to {known[-1]:g})")
-    return np.interp(steps, known, counter["value"].to_numpy(float))
+    return np.where(start, 0.0, np.interp(steps, known, counter["value"].to_numpy(float)))
 
 
 def _counter_tag(tags: list[str], per_step: float | None, tokens_metric: str | None,
@@ -270,10 +302,7 @@ def _lr_tag(tags: list[str], lr_metric: str | None, where: str) -> str | None:
 
 def _curve(group: pd.DataFrame, run: str, tags: tuple[str, str | None, str | None],
            per_step: float | None, where: str) -> pd.DataFrame:
-    """One run's rows: ``run, step, D, loss``, and ``lr`` when a learning rate is logged.
-
-    ``lr`` is the logged rate at the nearest logged step.
-    """
+    """One run's rows: ``run, step, D, loss``, and ``lr``: a logged rate at the nearest step."""
     loss_tag, token_tag, lr_tag = tags
     curve = _series(group, loss_tag, run, where)
     counter = _series(group, token_tag, run, where) if token_tag else None
@@ -318,12 +347,14 @@ def tidy(points: pd.DataFrame, configs: Mapping[str, Mapping[str, Any]], where: 
             part = _curve(group, run, (loss_tag, token_tag, lr_tag), tokens_per_step, where)
             parts.append(part.assign(**{c: table.at[run, c] for c in table.columns}))
     frame = pd.concat(parts, ignore_index=True)
-    if lr_tag is not None:
-        notes.append(f"learning rate from scalar {lr_tag!r} (column 'lr')")
     start = (frame[C.D] <= 0).to_numpy()
     if start.any():  # the loss before training (step 0): no law is defined at D = 0
         frame = frame.loc[~start].reset_index(drop=True)
         notes.append(f"{int(start.sum())} point(s) at D = 0 (step 0) left out")
+    if lr_tag is not None:  # a schedule when it changes along a run (schedules.build)
+        varies = bool((frame.groupby(C.RUN)[LR].nunique() > 1).any())
+        notes.append(f"learning rate from scalar {lr_tag!r} (column 'lr'" + (
+            ")" if varies else ", constant along every run: a run's setting, no schedule)"))
     return frame, notes
 
 

@@ -38,9 +38,17 @@ def is_store(path: Path) -> bool:
         (sub / "meta.yaml").is_file() for sub in path.iterdir() if sub.is_dir()))
 
 
+#: The warnings MLflow's client gives while reading a store, by class and message: none is
+#: about the store (SQLAlchemy 2.1 deprecates the ``noload`` loader MLflow's SQL store uses).
+EXPECTED = ((DeprecationWarning, r"The ``noload`` loader strategy is deprecated"),)
+
+
 @contextmanager
 def _quiet(folder: bool) -> Iterator[None]:
-    """MLflow's deprecation warnings and INFO lines silenced; its file store allowed."""
+    """MLflow's known warnings and INFO lines silenced; its file store allowed.
+
+    Only the warnings of :data:`EXPECTED` are silenced: any other one reaches the caller.
+    """
     before = os.environ.get("MLFLOW_ALLOW_FILE_STORE")
     level = logging.getLogger("mlflow").level
     logging.getLogger("mlflow").setLevel(logging.WARNING)
@@ -48,7 +56,9 @@ def _quiet(folder: bool) -> Iterator[None]:
         os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            for category, message in EXPECTED:
+                warnings.filterwarnings("ignore", message=message, category=category,
+                                        module=r"mlflow\.")
             yield
     finally:
         logging.getLogger("mlflow").setLevel(level)
