@@ -71,6 +71,49 @@ def _chinchilla(seed):
                chains=4)
 
 
+class _Row:
+    """A backtest row's convergence columns in the shape of ``Fit.diagnostics``."""
+
+    def __init__(self, row):
+        self.max_rhat, self.min_ess_bulk = row["max_rhat"], row["min_ess_bulk"]
+        self.min_ess_tail, self.divergences = row["min_ess_tail"], row["divergences"]
+        self.worst_rhat_var = row["failures"] or "-"
+        #: the calibration test's per-curve coverages, to show its margin too
+        self.extra = {k: row[k] for k in row.index if k.startswith("coverage_")
+                      and k.endswith(("_curves", "_curves_low", "_curves_high"))}
+
+
+def _schedule_settings():
+    from tests.test_schedule_fit import SAMPLER
+
+    return SAMPLER
+
+
+def _schedule_full(seed):
+    import bayeslaw as bl
+    from tests.test_schedule_fit import SEED, SWEEP
+    from bayeslaw.simulate import schedule_sweep
+
+    frame, _ = schedule_sweep(seed=SEED, **SWEEP)
+    return bl.fit(bl.load(frame), spec="multi_power", seed=seed, progress=False,
+                  **_schedule_settings())
+
+
+def _schedule_prefix(seed):
+    import bayeslaw as bl
+    from tests.test_schedule_fit import SEED, SWEEP, prefix_spec
+    from bayeslaw.simulate import schedule_sweep
+
+    frame, _ = schedule_sweep(seed=SEED, **SWEEP)
+    result = bl.backtest(bl.load(frame), prefix_spec(), "prefix:0.5", seed=seed,
+                         baseline=False, progress=False)
+
+    class _Result:
+        diagnostics = _Row(result.table.iloc[0])
+
+    return _Result
+
+
 #: name -> (the fixture's own seed, the fit)
 FIXTURES = {
     "small_fit": (5, _small_fit),
@@ -78,6 +121,9 @@ FIXTURES = {
     "four_depths": (1, _four_depths),
     "matched": (2, _matched),
     "chinchilla": (3, _chinchilla),
+    # tests/test_schedule_fit.py: the multi-power fit and the prefix:0.5 backtest
+    "schedule_full": (20251201, _schedule_full),
+    "schedule_prefix": (20251201, _schedule_prefix),
 }
 
 
@@ -101,7 +147,7 @@ def main(argv=None) -> int:
             rows.append({"fixture": name, "seed": seed, "max_rhat": d.max_rhat,
                          "worst_rhat_var": d.worst_rhat_var, "min_ess_bulk": d.min_ess_bulk,
                          "min_ess_tail": d.min_ess_tail, "divergences": d.divergences,
-                         "seconds": time.perf_counter() - start})
+                         "seconds": time.perf_counter() - start, **getattr(d, "extra", {})})
             print(pd.DataFrame(rows[-1:]).to_string(index=False, header=len(rows) == 1,
                                                     float_format=lambda v: f"{v:.4g}"),
                   flush=True)
