@@ -3,6 +3,8 @@ saved fit's schedules (no sampling: posteriors of fixed draws)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -103,3 +105,53 @@ def test_runs_in_progress_forecast_on_the_fits_schedule():
     plan = pd.DataFrame({"run": ["r1e+08"], "schedule": "cosine", "warmup": 0.0})
     what_if = bl.predict(fit, rows.query("run == 'r1e+08'"), kind="epistemic", schedule=plan)
     assert what_if.table["lr_drop"].iloc[-1] > 0.4
+
+
+# -- the schedule columns' checks -------------------------------------------------------------
+def wsd_curves(**plan) -> pd.DataFrame:
+    """Three runs of a WSD schedule in per-run columns, ``plan`` added to every row."""
+    D = np.linspace(1e8, 1e9, 10)
+    return pd.concat([pd.DataFrame({"run": r, "N": n, "D": D, "loss": 3.0, "schedule": "wsd",
+                                    "warmup": 1e7, "horizon": 1e9, "decay_start": 8e8, **plan})
+                      for r, n in zip(RUNS, (1e8, 2e8, 4e8), strict=True)], ignore_index=True)
+
+
+@pytest.mark.parametrize(("plan", "match"), [
+    ({"peak_lr": "high"}, "column 'peak_lr' must be a learning rate > 0, got 'high'"),
+    ({"final_lr_ratio": "a tenth"}, "column 'final_lr_ratio' must be a share of the peak rate "
+                                    "in \\[0, 1\\], got 'a tenth'"),
+    ({"final_lr": "low", "peak_lr": 1e-3}, "column 'final_lr' must be a learning rate >= 0, "
+                                           "got 'low'"),
+    ({"batch_tokens": "1M"}, "column 'batch_tokens' must be a number of tokens per step > 0, "
+                             "got '1M'"),
+    ({"peak_lr": 0.0, "final_lr": 1e-4}, "column 'peak_lr' must be a learning rate > 0, got 0$"),
+    ({"batch_tokens": -1e6}, "column 'batch_tokens' must be .* > 0, got -1e\\+06"),
+    ({"batch_tokens": 0.0}, "column 'batch_tokens' must be .* > 0, got 0$"),
+])
+def test_bad_schedule_numbers_name_column_run_and_value(plan, match):
+    # text raised ValueError, peak_lr = 0 ZeroDivisionError; a batch of -1e6 or 0 tokens
+    # was taken (0 with thousands of divide-by-zero warnings)
+    frame = wsd_curves()
+    first = frame["run"] == RUNS[0]
+    for k, v in plan.items():
+        frame[k] = 1e6 if k == "batch_tokens" else 3e-4 if k == "peak_lr" else 0.1
+        frame[k] = frame[k].astype(object)
+        frame.loc[first, k] = v
+    with pytest.raises(DataError, match=match) as err:
+        bl.load(frame)
+    assert f"run {RUNS[0]!r}" in str(err.value)
+
+
+def test_a_peak_lr_below_the_logged_rates_is_refused():
+    # lr_norm reached 2.98 and the drop ran negative, every node past the horizon
+    curves = wsd_curves().drop(columns=["schedule", "warmup", "decay_start"])
+    D = np.linspace(0, 1e9, 101)
+    table = pd.concat([pd.DataFrame({"run": r, "D": D, "lr": 3e-4 * (1 - 0.9 * D / 1e9)})
+                       for r in RUNS], ignore_index=True)
+    with pytest.raises(DataError, match=re.escape(f"run {RUNS[0]!r}: peak_lr 0.0001 is below the "
+                                                  "largest logged lr 0.0003 (row 1)")):
+        bl.load(curves.assign(peak_lr=1e-4), schedule=table)
+    at_peak = bl.load(curves.assign(peak_lr=3e-4), schedule=table)
+    np.testing.assert_allclose(at_peak.frame["lr_norm"].max(), 1 - 0.9 * 0.1, rtol=1e-9)
+    np.testing.assert_allclose(at_peak.frame["lr_drop"],
+                               bl.load(curves, schedule=table).frame["lr_drop"], rtol=1e-12)
