@@ -11,7 +11,7 @@ import numpy as np
 from . import constants as C
 from .data import LossData
 from .errors import DataError, SpecError
-from .schedules import POINT_COLUMNS
+from .schedules import LR_AREA, POINT_COLUMNS, require_forward_area
 from .spec import ModelSpec
 
 
@@ -48,24 +48,31 @@ def check_compatible(spec: ModelSpec, data: LossData) -> None:
             f"the table has no 'run' column (one row per run) but the spec uses per-run terms "
             f"({', '.join(uses_run)}); use a spec without them, e.g. likelihood.sigma_by = "
             "'none' (the chinchilla default)")
+    if LR_AREA in law.covariates and LR_AREA in data.columns:
+        require_forward_area(data.frame, law.name, data.source)
     table = data.run_table()
     for e in spec.effects:
         _, codes = data.levels(e.group)
         param = law.param(e.param)
-        term = () if param.term is None else law.term_covariates(param.term)
-        for cov in law.covariates:
-            if (cov == C.D or cov in POINT_COLUMNS) and data.has_runs:
-                continue  # varies along each run
-            within = table.groupby(codes)[cov].nunique()
-            if (within <= 1).all() and (param.term is None or cov in term):
-                what = ("the irreducible loss E" if param.term is None else
-                        f"the {param.term} term" + (f" (a function of {cov})"
-                                                    if param.term != cov else ""))
-                raise SpecError(
-                    f"effect {e.param!r} by {e.group!r} is collinear with the law: {cov} is "
-                    f"constant within each {e.group} level, so a per-level shift of "
-                    f"{e.param!r} duplicates {what}. Remove this effect or let another "
-                    "parameter vary")
+        term = law.covariates if param.term is None else law.term_covariates(param.term)
+        if param.term is not None and any(_along_runs(c, data) for c in term):
+            continue  # the term changes along every run: a per-level shift changes its shape
+        for cov in term:
+            if _along_runs(cov, data) or (table.groupby(codes)[cov].nunique() > 1).any():
+                continue
+            what = ("the irreducible loss E" if param.term is None else
+                    f"the {param.term} term" + (f" (a function of {cov})"
+                                                if param.term != cov else ""))
+            raise SpecError(
+                f"effect {e.param!r} by {e.group!r} is collinear with the law: {cov} is "
+                f"constant within each {e.group} level, so a per-level shift of "
+                f"{e.param!r} duplicates {what}. Remove this effect or let another "
+                "parameter vary")
+
+
+def _along_runs(cov: str, data: LossData) -> bool:
+    """Whether covariate ``cov`` varies along each run (``D``, a schedule's point terms)."""
+    return (cov == C.D or cov in POINT_COLUMNS) and data.has_runs
 
 
 def level_richness(setting: bool | str, like: LossData, observed: LossData, group: str

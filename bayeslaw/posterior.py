@@ -27,7 +27,16 @@ from .errors import DataError, FitFileError
 from .formulas import NODE_COLUMNS
 from .kernel import density_terms, link_value, noise_scale, standard_noise
 from .plan import level_dim
-from .schedules import LR, PLAN_COLUMNS, SCHEDULE, TERM_COLUMNS, build, terms
+from .schedules import (
+    LR,
+    LR_AREA,
+    PLAN_COLUMNS,
+    SCHEDULE,
+    TERM_COLUMNS,
+    build,
+    require_forward_area,
+    terms,
+)
 from .spec import ModelSpec
 
 
@@ -313,4 +322,7 @@ def scheduled_points(post: Posterior, points: pd.DataFrame, schedule: Any = None
     values = terms(schedules, runs.to_numpy(), points[C.D].to_numpy(float),
                    "the prediction points")
     out = points.drop(columns=[c for c in TERM_COLUMNS if c in points.columns])
-    return out.assign(**{c: values[c].to_numpy() for c in TERM_COLUMNS})
+    out = out.assign(**{c: values[c].to_numpy() for c in TERM_COLUMNS})
+    if LR_AREA in needs:
+        require_forward_area(out, post.spec.law_obj.name, "the prediction points")
+    return out

@@ -155,3 +155,51 @@ def test_a_peak_lr_below_the_logged_rates_is_refused():
     np.testing.assert_allclose(at_peak.frame["lr_norm"].max(), 1 - 0.9 * 0.1, rtol=1e-9)
     np.testing.assert_allclose(at_peak.frame["lr_drop"],
                                bl.load(curves, schedule=table).frame["lr_drop"], rtol=1e-12)
+
+
+# -- a schedule law's data -------------------------------------------------------------------
+def zero_first_lr() -> pd.DataFrame:
+    """Imported curves whose first logged lr is 0 (the step before the warm-up's first)."""
+    frame = imported_curves()
+    return frame.assign(lr=frame["lr"].where(frame["D"] > frame["D"].min(), 0.0))
+
+
+def test_a_first_logged_lr_of_zero_is_refused_by_the_area_laws():
+    # the forward area is 0 at the first point: the D term is infinite, and the Laplace fit
+    # failed with "needs a proper mode ... use pathfinder / nuts"
+    data = bl.load(zero_first_lr())
+    first = data.frame.index[data.frame["run"] == RUNS[0]][0] + 1
+    message = re.escape(f"run {RUNS[0]!r}, row {first} of <DataFrame>: the forward area "
+                        "lr_area is 0 at D=2e+07")
+    for law in ("multi_power", "annealing_area"):
+        with pytest.raises(DataError, match=message + f".*law {law!r} divides by"):
+            bl.fit(data, spec=law, method="laplace", progress=False)
+    fit = fixed_fit(bl.load(imported_curves()))
+    with pytest.raises(DataError, match=re.escape(f"run {RUNS[0]!r}, row 1 of the prediction "
+                                                  "points: the forward area lr_area is 0")):
+        bl.predict(fit, data.frame.iloc[:3], schedule=data.frame[["run", "D", "lr"]])
+    # a law without the forward area fits the same table; cut the rows and the area law does
+    cut = bl.load(zero_first_lr(), min_D=3e7)
+    assert cut.frame["lr_area"].min() > 0
+    from bayeslaw.plan import check_compatible
+    check_compatible(bl.load_spec("multi_power"), cut)
+    check_compatible(bl.load_spec("chinchilla"), data)
+
+
+def test_an_effect_on_a_schedule_term_by_run_is_not_collinear():
+    # multi_power's anneal term reads lr_area and lr_drop (along each run) besides the
+    # node areas (one per run): "collinear ... a function of lr_node_00" was false
+    from bayeslaw.errors import SpecError
+    from bayeslaw.plan import check_compatible
+
+    data = bl.load(wsd_curves())
+    for law, param in (("multi_power", "d"), ("multi_power", "kappa"), ("annealing_area", "d"),
+                       ("multi_power", "b")):
+        base = bl.load_spec(law).to_dict()
+        check_compatible(bl.load_spec(dict(base, effects=[{"param": param, "group": "run"}])),
+                         data)
+    base = bl.load_spec("multi_power").to_dict()
+    for param in ("E", "a"):  # still collinear: N is one value per run
+        with pytest.raises(SpecError, match=f"effect '{param}' by 'run' is collinear"):
+            check_compatible(bl.load_spec(dict(base, effects=[{"param": param,
+                                                               "group": "run"}])), data)
