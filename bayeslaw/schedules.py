@@ -164,10 +164,8 @@ def from_columns(row: Mapping[str, object], run: str, where: str) -> RunSchedule
 
 
 def _present(row: Mapping[str, object], key: str) -> bool:
-    """Whether the run has a value for ``key`` (a saved fit's text columns hold "nan")."""
+    """Whether the run has a value for ``key`` (not absent, ``None`` or NaN)."""
     value = row.get(key)
-    if isinstance(value, str):
-        return value.strip().lower() not in ("", "nan", "none")
     return value is not None and not (isinstance(value, float) and np.isnan(value))
 
 

@@ -203,3 +203,26 @@ def test_an_effect_on_a_schedule_term_by_run_is_not_collinear():
         with pytest.raises(SpecError, match=f"effect '{param}' by 'run' is collinear"):
             check_compatible(bl.load_spec(dict(base, effects=[{"param": param,
                                                                "group": "run"}])), data)
+
+
+def test_a_saved_fit_keeps_each_runs_momentum_window(tmp_path):
+    # each run its own batch size: windows of 1e8, 2e8 and 4e8 tokens (1% of the horizon
+    # would be 1e7 for all); the annealing area read by annealing_area depends on them
+    batch = dict(zip(RUNS, (1e5, 2e5, 4e5), strict=True))
+    frame = wsd_curves()
+    frame["batch_tokens"] = frame["run"].map(batch)
+    data = bl.load(frame)
+    for law in ("annealing_area", "multi_power"):
+        fit = fixed_fit(data, law)
+        loaded = bl.Fit.load(fit.save(tmp_path / f"{law}.nc"))
+        for run, tokens in batch.items():
+            assert loaded.data.schedules[run].window == fit.data.schedules[run].window
+            assert loaded.data.schedules[run].window == 1000 * tokens
+        points = data.frame.drop(columns=["loss"])
+        a, b = (bl.predict(f, points, kind="epistemic").table for f in (fit, loaded))
+        np.testing.assert_array_equal(b["anneal_area"], a["anneal_area"])
+        np.testing.assert_array_equal(b["anneal_area"], data.frame["anneal_area"])
+        np.testing.assert_array_equal(b["median"], a["median"])
+    # the windows matter: with another window the annealing area differs along the decay
+    other = bl.load(frame.assign(batch_tokens=1e4))
+    assert np.abs(other.frame["anneal_area"] - data.frame["anneal_area"]).max() > 0.05
