@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from . import constants as C
 from .data import LossData
 from .errors import DataError, SpecError
-from .schedules import LR_AREA, POINT_COLUMNS, require_forward_area
+from .schedules import LR_AREA, POINT_COLUMNS
 from .spec import ModelSpec
 
 
@@ -69,6 +70,25 @@ def check_compatible(spec: ModelSpec, data: LossData) -> None:
                 f"{e.param!r} duplicates {what}. Remove this effect or let another "
                 "parameter vary")
 
+
+def require_forward_area(frame: pd.DataFrame, law: str, where: str) -> None:
+    """Refuse a row whose forward area is 0 for ``law``, which divides by it.
+
+    A run whose first logged ``lr`` is 0 has no area up to that step (the rate before it is
+    a ramp from 0): the law's D term is infinite there, so no loss is defined.  Such rows
+    are refused by name rather than dropped or given an invented rate.
+    """
+    area = frame[LR_AREA].to_numpy(float)
+    bad = np.flatnonzero(~(area > 0))
+    if bad.size:
+        i = int(bad[0])
+        run = frame[C.RUN].iloc[i] if C.RUN in frame.columns else None
+        D = float(frame[C.D].iloc[i])
+        raise DataError(f"run {run!r}, row {i + 1} of {where}: the forward area lr_area is 0 at "
+                        f"D={D:g} (the learning rate is 0 up to there, as when the first "
+                        f"logged lr is 0); law {law!r} divides by the forward area (its D term "
+                        f"is infinite there): drop the run's rows at D <= {D:g} (a min_D above "
+                        "it in bl.load cuts them from every run)")
 
 def _along_runs(cov: str, data: LossData) -> bool:
     """Whether covariate ``cov`` varies along each run (``D``, a schedule's point terms)."""

@@ -26,7 +26,7 @@ from .data import LossData, read_table
 from .errors import DataError, FitFileError
 from .formulas import NODE_COLUMNS
 from .kernel import density_terms, link_value, noise_scale, standard_noise
-from .plan import level_dim
+from .plan import level_dim, require_forward_area
 from .schedules import (
     LR,
     LR_AREA,
@@ -34,7 +34,6 @@ from .schedules import (
     SCHEDULE,
     TERM_COLUMNS,
     build,
-    require_forward_area,
     terms,
 )
 from .spec import ModelSpec

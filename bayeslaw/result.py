@@ -19,7 +19,7 @@ from .errors import ApproximationWarning, ConvergenceError, ConvergenceWarning, 
 from .files import atomic_write
 from .likelihood import pointwise_log_likelihood
 from .posterior import Posterior
-from .schedules import flatten, unflatten
+from .schedules import RunSchedule
 from .settings import SamplerSettings
 from .spec import ModelSpec
 
@@ -196,7 +196,7 @@ class Fit(Posterior):
                 missing.append(c)
         windows = None
         if self.data.schedules:
-            flat, windows = flatten(self.data.schedules)
+            flat, windows = _flatten(self.data.schedules)
             cols.update({f"schedule__{k}": ("node", v.astype(str).astype(object) if k == "run"
                                              else v) for k, v in flat.items()})
         if "constant_data" in idata.groups():
@@ -243,7 +243,7 @@ class Fit(Posterior):
         const = idata.constant_data
         frame = _frame(const, meta)
         windows = meta.get("schedule_windows")
-        schedules = (unflatten({k: const[f"schedule__{k}"].values for k in ("run", "D", "eta")},
+        schedules = (_unflatten({k: const[f"schedule__{k}"].values for k in ("run", "D", "eta")},
                                windows) if windows else None)
         del idata["constant_data"]
         for key in [k for k in attrs if k.startswith("bayeslaw_")]:
@@ -252,6 +252,26 @@ class Fit(Posterior):
                         tuple(meta["notes"]), schedules)
         spec = ModelSpec.from_dict(json.loads(attrs["bayeslaw_spec"]))
         return cls.assemble(idata, spec, data, json.loads(attrs["bayeslaw_provenance"]))
+
+
+def _flatten(schedules: Mapping[str, RunSchedule]) -> tuple[dict[str, np.ndarray],
+                                                           dict[str, float]]:
+    """Every run's grid as flat arrays (``run``, ``D``, ``eta``) and each run's window."""
+    runs = list(schedules)
+    flat = {"run": np.concatenate([np.full(len(schedules[r].D), r, dtype=object)
+                                   for r in runs]),
+            "D": np.concatenate([schedules[r].D for r in runs]),
+            "eta": np.concatenate([schedules[r].eta for r in runs])}
+    return flat, {r: float(schedules[r].window) for r in runs}
+
+
+def _unflatten(flat: Mapping[str, np.ndarray], windows: Mapping[str, float]
+               ) -> dict[str, RunSchedule]:
+    """The schedules :func:`_flatten` wrote (an exact round trip)."""
+    runs = np.asarray(flat["run"]).astype(str)
+    return {r: RunSchedule(np.asarray(flat["D"], float)[runs == r],
+                           np.asarray(flat["eta"], float)[runs == r], float(w))
+            for r, w in windows.items()}
 
 
 def _frame(const: Any, meta: dict[str, Any]) -> pd.DataFrame:

@@ -21,7 +21,8 @@ Either becomes one :class:`RunSchedule` per run: the rate as a share of its peak
 the forward area (tokens; ``D`` at a constant peak rate), the drop so far (0 to 1) and the
 annealing area of Tissue et al. 2024 with momentum: the drop seen through an exponential
 lag of ``w`` tokens, their ``lambda = 0.999`` per step (``w = 1000`` steps of a run's
-``batch_tokens``; without that column, 1% of the run's horizon).  The multi-power law's sum
+``batch_tokens``; without that column, 1% of the run's horizon, or of a logged table's last
+``D`` when the run has no horizon: where its schedule ends).  The multi-power law's sum
 over earlier steps is taken over levels of the drop (:func:`node_areas`).
 :func:`terms` gives them as columns; :func:`bayeslaw.data.load` adds them to a table.
 """
@@ -176,10 +177,7 @@ def _length(row: Mapping[str, object], key: str, run: str, where: str) -> float 
 
 def _number(row: Mapping[str, object], key: str, run: str, where: str, what: str,
             positive: bool = False) -> float | None:
-    """A numeric column of the run (``None`` when absent): finite, >= 0 (> 0 if ``positive``).
-
-    ``what`` says what the column must be, for the message.
-    """
+    """A numeric column of the run (``None`` if absent): finite, >= 0 (> 0 if ``positive``)."""
     if not _present(row, key):
         return None
     try:
@@ -227,11 +225,7 @@ def final_ratio(row: Mapping[str, object], run: str, where: str) -> float:
 
 
 def window(row: Mapping[str, object], horizon: float, run: str, where: str) -> float:
-    """The annealing area's momentum window in tokens (:data:`MOMENTUM_STEPS` batches).
-
-    Without ``batch_tokens``, :data:`MOMENTUM_SHARE` of ``horizon``: the run's planned
-    tokens, or where a logged table without a horizon ends (its schedule ends there).
-    """
+    """The momentum window in tokens: :data:`MOMENTUM_STEPS` batches, else 1% of ``horizon``."""
     batch = _number(row, BATCH_TOKENS, run, where, "a number of tokens per step > 0",
                     positive=True)
     return MOMENTUM_STEPS * batch if batch is not None else MOMENTUM_SHARE * horizon
@@ -320,26 +314,6 @@ def terms(schedules: Mapping[str, RunSchedule], runs: np.ndarray, D: np.ndarray,
     return out
 
 
-def require_forward_area(frame: pd.DataFrame, law: str, where: str) -> None:
-    """Refuse a row whose forward area is 0 for ``law``, which divides by it.
-
-    A run whose first logged ``lr`` is 0 has no area up to that step (the rate before it is
-    a ramp from 0): the law's D term is infinite there, so no loss is defined.  Such rows
-    are refused by name rather than dropped or given an invented rate.
-    """
-    area = frame[LR_AREA].to_numpy(float)
-    bad = np.flatnonzero(~(area > 0))
-    if bad.size:
-        i = int(bad[0])
-        run = frame[C.RUN].iloc[i] if C.RUN in frame.columns else None
-        D = float(frame[C.D].iloc[i])
-        raise DataError(f"run {run!r}, row {i + 1} of {where}: the forward area lr_area is 0 at "
-                        f"D={D:g} (the learning rate is 0 up to there, as when the first "
-                        f"logged lr is 0); law {law!r} divides by the forward area (its D term "
-                        f"is infinite there): drop the run's rows at D <= {D:g} (a min_D above "
-                        "it in bl.load cuts them from every run)")
-
-
 def plans(frame: pd.DataFrame, where: str) -> dict[str, dict[str, object]]:
     """Each run's schedule columns (a plan), checked constant along the run."""
     cols = [c for c in PLAN_COLUMNS if c in frame.columns]
@@ -421,23 +395,3 @@ def _with_plan(frame: pd.DataFrame, table: pd.DataFrame, where: str) -> pd.DataF
     for col in joined.columns:
         out[col] = joined[col].to_numpy()
     return out
-
-
-def flatten(schedules: Mapping[str, RunSchedule]) -> tuple[dict[str, np.ndarray],
-                                                          dict[str, float]]:
-    """Every run's grid as flat arrays (``run``, ``D``, ``eta``) and each run's window."""
-    runs = list(schedules)
-    flat = {"run": np.concatenate([np.full(len(schedules[r].D), r, dtype=object)
-                                   for r in runs]),
-            "D": np.concatenate([schedules[r].D for r in runs]),
-            "eta": np.concatenate([schedules[r].eta for r in runs])}
-    return flat, {r: float(schedules[r].window) for r in runs}
-
-
-def unflatten(flat: Mapping[str, np.ndarray], windows: Mapping[str, float]
-              ) -> dict[str, RunSchedule]:
-    """The schedules :func:`flatten` wrote (an exact round trip)."""
-    runs = np.asarray(flat["run"]).astype(str)
-    return {r: RunSchedule(np.asarray(flat["D"], float)[runs == r],
-                           np.asarray(flat["eta"], float)[runs == r], float(w))
-            for r, w in windows.items()}

@@ -226,3 +226,22 @@ def test_a_saved_fit_keeps_each_runs_momentum_window(tmp_path):
     # the windows matter: with another window the annealing area differs along the decay
     other = bl.load(frame.assign(batch_tokens=1e4))
     assert np.abs(other.frame["anneal_area"] - data.frame["anneal_area"]).max() > 0.05
+
+
+def test_predict_on_a_grid_says_a_schedule_law_needs_a_run_or_its_schedule(tmp_path, capsys):
+    # it said the law "needs lr_area, lr_drop, lr_node_00, ...: give --points"
+    from bayeslaw.cli import main
+
+    data = bl.load(wsd_curves())
+    path = fixed_fit(data.select(data.frame["D"] <= 5e8, "first half")).save(tmp_path / "fit.nc")
+    assert main(["predict", str(path), "--N", "1e8", "--D", "1e9"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "lr_node" not in err, err
+    assert "reads each point's learning-rate schedule" in err
+    assert "--run NAME --D TOKENS" in err and "schedule columns (schedule, warmup" in err
+    # the way it names works: a fitted run, and a new run with its schedule columns
+    assert main(["predict", str(path), "--run", RUNS[0], "--D", "1e9"]) == 0
+    points = pd.DataFrame({"run": ["new"], "N": [3e8], "D": [5e8], "schedule": ["cosine"],
+                           "warmup": [1e7], "horizon": [1e9]})
+    points.to_csv(tmp_path / "points.csv", index=False)
+    assert main(["predict", str(path), "--points", str(tmp_path / "points.csv")]) == 0
