@@ -20,6 +20,7 @@ from . import constants as C
 from .data import read_table
 from .derived import runs_end_at_D
 from .errors import ArgumentError
+from .schedules import TERM_COLUMNS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .laws import Law
@@ -52,6 +53,14 @@ def _axis(name: str, values: Axis) -> list[float]:
 
 def _check_axes(law: Law, axes: dict[str, list[float]]) -> list[str]:
     """The law's grid columns, after checking ``axes`` gives each of them and nothing else."""
+    if any(c in TERM_COLUMNS for c in law.covariates):
+        raise ArgumentError(
+            f"law {law.name!r} reads each point's learning-rate schedule, which a grid of "
+            f"{', '.join(c for c in GRID_COLUMNS if c in law.covariates)} lacks: forecast a "
+            "fitted run with --run NAME --D TOKENS, or give --points FILE with a 'run' column: "
+            "fitted runs' names, or new runs with their schedule columns (schedule, warmup, "
+            "horizon, ...) or their schedule in --schedule FILE (in Python: "
+            "bl.forecast_run(fit, run, D), or points=DataFrame)")
     other = [c for c in law.covariates if c not in (*GRID_COLUMNS, C.HORIZON)]
     if other:
         raise ArgumentError(f"law {law.name!r} needs {', '.join(other)}: give the points as a "

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from . import constants as C
 from .data import LossData
 from .errors import DataError, SpecError
-from .schedules import POINT_COLUMNS
+from .schedules import LR_AREA, POINT_COLUMNS
 from .spec import ModelSpec
 
 
@@ -48,24 +49,50 @@ def check_compatible(spec: ModelSpec, data: LossData) -> None:
             f"the table has no 'run' column (one row per run) but the spec uses per-run terms "
             f"({', '.join(uses_run)}); use a spec without them, e.g. likelihood.sigma_by = "
             "'none' (the chinchilla default)")
+    if LR_AREA in law.covariates and LR_AREA in data.columns:
+        require_forward_area(data.frame, law.name, data.source)
     table = data.run_table()
     for e in spec.effects:
         _, codes = data.levels(e.group)
         param = law.param(e.param)
-        term = () if param.term is None else law.term_covariates(param.term)
-        for cov in law.covariates:
-            if (cov == C.D or cov in POINT_COLUMNS) and data.has_runs:
-                continue  # varies along each run
-            within = table.groupby(codes)[cov].nunique()
-            if (within <= 1).all() and (param.term is None or cov in term):
-                what = ("the irreducible loss E" if param.term is None else
-                        f"the {param.term} term" + (f" (a function of {cov})"
-                                                    if param.term != cov else ""))
-                raise SpecError(
-                    f"effect {e.param!r} by {e.group!r} is collinear with the law: {cov} is "
-                    f"constant within each {e.group} level, so a per-level shift of "
-                    f"{e.param!r} duplicates {what}. Remove this effect or let another "
-                    "parameter vary")
+        term = law.covariates if param.term is None else law.term_covariates(param.term)
+        if param.term is not None and any(_along_runs(c, data) for c in term):
+            continue  # the term changes along every run: a per-level shift changes its shape
+        for cov in term:
+            if _along_runs(cov, data) or (table.groupby(codes)[cov].nunique() > 1).any():
+                continue
+            what = ("the irreducible loss E" if param.term is None else
+                    f"the {param.term} term" + (f" (a function of {cov})"
+                                                if param.term != cov else ""))
+            raise SpecError(
+                f"effect {e.param!r} by {e.group!r} is collinear with the law: {cov} is "
+                f"constant within each {e.group} level, so a per-level shift of "
+                f"{e.param!r} duplicates {what}. Remove this effect or let another "
+                "parameter vary")
+
+
+def require_forward_area(frame: pd.DataFrame, law: str, where: str) -> None:
+    """Refuse a row whose forward area is 0 for ``law``, which divides by it.
+
+    A run whose first logged ``lr`` is 0 has no area up to that step (the rate before it is
+    a ramp from 0): the law's D term is infinite there, so no loss is defined.  Such rows
+    are refused by name rather than dropped or given an invented rate.
+    """
+    area = frame[LR_AREA].to_numpy(float)
+    bad = np.flatnonzero(~(area > 0))
+    if bad.size:
+        i = int(bad[0])
+        run = frame[C.RUN].iloc[i] if C.RUN in frame.columns else None
+        D = float(frame[C.D].iloc[i])
+        raise DataError(f"run {run!r}, row {i + 1} of {where}: the forward area lr_area is 0 at "
+                        f"D={D:g} (the learning rate is 0 up to there, as when the first "
+                        f"logged lr is 0); law {law!r} divides by the forward area (its D term "
+                        f"is infinite there): drop the run's rows at D <= {D:g} (a min_D above "
+                        "it in bl.load cuts them from every run)")
+
+def _along_runs(cov: str, data: LossData) -> bool:
+    """Whether covariate ``cov`` varies along each run (``D``, a schedule's point terms)."""
+    return (cov == C.D or cov in POINT_COLUMNS) and data.has_runs
 
 
 def level_richness(setting: bool | str, like: LossData, observed: LossData, group: str

@@ -26,8 +26,16 @@ from .data import LossData, read_table
 from .errors import DataError, FitFileError
 from .formulas import NODE_COLUMNS
 from .kernel import density_terms, link_value, noise_scale, standard_noise
-from .plan import level_dim
-from .schedules import LR, PLAN_COLUMNS, SCHEDULE, TERM_COLUMNS, build, terms
+from .plan import level_dim, require_forward_area
+from .schedules import (
+    LR,
+    LR_AREA,
+    PLAN_COLUMNS,
+    SCHEDULE,
+    TERM_COLUMNS,
+    build,
+    terms,
+)
 from .spec import ModelSpec
 
 
@@ -252,7 +260,10 @@ def schedules_of(post: Posterior, schedule: Any = None, points: pd.DataFrame | N
     """The runs' schedules a forecast uses: the fit's, overridden by ``schedule``'s.
 
     ``schedule`` is a logged table (``run, D, lr``), a table of one row per run with schedule
-    columns, a file holding either, or ``None``; ``points`` may carry the per-run columns.
+    columns, a file holding either, or ``None``; ``points`` may carry the per-run columns or
+    an ``lr`` column of runs the fit does not know.  A fitted run's schedule is replaced only
+    by ``schedule``: the points' own ``lr`` or schedule columns of a fitted run are its rows
+    as fitted (or copies of them), so they never rebuild it from the points alone.
     """
     known = dict(post.data.schedules or {})
     frame = points if points is not None else pd.DataFrame({C.RUN: []})
@@ -262,11 +273,15 @@ def schedules_of(post: Posterior, schedule: Any = None, points: pd.DataFrame | N
     if C.RUN not in frame.columns:
         raise DataError("the prediction points need a 'run' column to find each point's "
                         "learning-rate schedule")
+    frame = frame.assign(**{C.RUN: frame[C.RUN].astype(str)})
+    if table is None:  # only runs the fit lacks take their schedule from the points
+        frame = frame[~frame[C.RUN].isin(known)]
+        if frame.empty:
+            return known
     if table is not None and LR not in table.columns:  # a new plan replaces the points' own
         frame = frame.drop(columns=[c for c in table.columns if c != C.RUN and c in frame])
     frame = _with_fitted_plan(post, frame, table)
-    _, given = build(frame.assign(**{C.RUN: frame[C.RUN].astype(str)}), table,
-                     "the prediction points", where)
+    _, given = build(frame, table, "the prediction points", where)
     return {**known, **(given or {})}
 
 
@@ -306,4 +321,7 @@ def scheduled_points(post: Posterior, points: pd.DataFrame, schedule: Any = None
     values = terms(schedules, runs.to_numpy(), points[C.D].to_numpy(float),
                    "the prediction points")
     out = points.drop(columns=[c for c in TERM_COLUMNS if c in points.columns])
-    return out.assign(**{c: values[c].to_numpy() for c in TERM_COLUMNS})
+    out = out.assign(**{c: values[c].to_numpy() for c in TERM_COLUMNS})
+    if LR_AREA in needs:
+        require_forward_area(out, post.spec.law_obj.name, "the prediction points")
+    return out

@@ -107,9 +107,9 @@ def predict(fit: Posterior, points: pd.DataFrame, *, kind: str = "predictive",
         For a schedule-aware law: the learning-rate schedules of the points' runs, as
         :func:`bayeslaw.load` takes them (a logged ``run, D, lr`` table or one row per run
         with schedule columns); they replace the fit's own for those runs, so the same run
-        with another cool-down is a "what if".  Without it, the fit's schedules (or the
-        points' own schedule columns) are used.  A point past the end of its run's known
-        schedule is refused.
+        with another cool-down is a "what if".  Without it, a fitted run's points use the
+        fit's schedule (whatever ``lr`` or schedule columns they carry), a new run's its own
+        schedule columns.  A point past the end of its run's known schedule is refused.
     """
     probs = band_args(kind, probs)
     rng = np.random.default_rng(seed)

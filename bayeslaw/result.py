@@ -19,7 +19,7 @@ from .errors import ApproximationWarning, ConvergenceError, ConvergenceWarning, 
 from .files import atomic_write
 from .likelihood import pointwise_log_likelihood
 from .posterior import Posterior
-from .schedules import flatten, unflatten
+from .schedules import RunSchedule
 from .settings import SamplerSettings
 from .spec import ModelSpec
 
@@ -183,16 +183,20 @@ class Fit(Posterior):
 
         idata = self.idata.copy()
         frame = self.data.frame
-        cols = {}
+        cols, missing = {}, []
         for c in frame.columns:
             values = frame[c].to_numpy()
             if values.dtype.kind in "fiub":
                 cols[f"data__{c}"] = ("row", values)
-            else:
-                cols[f"data__{c}"] = ("row", values.astype(str).astype(object))
+                continue
+            absent = pd.isna(frame[c]).to_numpy()
+            cols[f"data__{c}"] = ("row", np.where(absent, "", values.astype(str)).astype(object))
+            if absent.any():  # a text column's missing values: kept as such, not as "nan"
+                cols[f"missing__{c}"] = ("row", absent)
+                missing.append(c)
         windows = None
         if self.data.schedules:
-            flat, windows = flatten(self.data.schedules)
+            flat, windows = _flatten(self.data.schedules)
             cols.update({f"schedule__{k}": ("node", v.astype(str).astype(object) if k == "run"
                                              else v) for k, v in flat.items()})
         if "constant_data" in idata.groups():
@@ -211,6 +215,7 @@ class Fit(Posterior):
                                          "notes": list(self.data.notes),
                                          "columns": list(frame.columns),
                                          "dtypes": [str(t) for t in frame.dtypes],
+                                         "missing": missing,
                                          "schedule_windows": windows}),
         })
         return atomic_write(path, lambda tmp: idata.to_netcdf(tmp, engine="h5netcdf"))
@@ -236,14 +241,9 @@ class Fit(Posterior):
                                f"format {C.FIT_FORMAT_VERSION}: refit with this version")
         meta = json.loads(attrs["bayeslaw_data"])
         const = idata.constant_data
-        frame = pd.DataFrame({c: const[f"data__{c}"].values for c in meta["columns"]})
-        for c, t in zip(meta["columns"], meta["dtypes"], strict=True):
-            if frame[c].dtype.kind not in "fiub":
-                frame[c] = frame[c].astype(str)
-            else:
-                frame[c] = frame[c].astype(t)
+        frame = _frame(const, meta)
         windows = meta.get("schedule_windows")
-        schedules = (unflatten({k: const[f"schedule__{k}"].values for k in ("run", "D", "eta")},
+        schedules = (_unflatten({k: const[f"schedule__{k}"].values for k in ("run", "D", "eta")},
                                windows) if windows else None)
         del idata["constant_data"]
         for key in [k for k in attrs if k.startswith("bayeslaw_")]:
@@ -252,6 +252,48 @@ class Fit(Posterior):
                         tuple(meta["notes"]), schedules)
         spec = ModelSpec.from_dict(json.loads(attrs["bayeslaw_spec"]))
         return cls.assemble(idata, spec, data, json.loads(attrs["bayeslaw_provenance"]))
+
+
+def _flatten(schedules: Mapping[str, RunSchedule]) -> tuple[dict[str, np.ndarray],
+                                                           dict[str, float]]:
+    """Every run's grid as flat arrays (``run``, ``D``, ``eta``) and each run's window."""
+    runs = list(schedules)
+    flat = {"run": np.concatenate([np.full(len(schedules[r].D), r, dtype=object)
+                                   for r in runs]),
+            "D": np.concatenate([schedules[r].D for r in runs]),
+            "eta": np.concatenate([schedules[r].eta for r in runs])}
+    return flat, {r: float(schedules[r].window) for r in runs}
+
+
+def _unflatten(flat: Mapping[str, np.ndarray], windows: Mapping[str, float]
+               ) -> dict[str, RunSchedule]:
+    """The schedules :func:`_flatten` wrote (an exact round trip)."""
+    runs = np.asarray(flat["run"]).astype(str)
+    return {r: RunSchedule(np.asarray(flat["D"], float)[runs == r],
+                           np.asarray(flat["eta"], float)[runs == r], float(w))
+            for r, w in windows.items()}
+
+
+def _frame(const: Any, meta: dict[str, Any]) -> pd.DataFrame:
+    """The fitted table from a saved fit's ``constant_data``, with its dtypes.
+
+    A text column's missing values come back missing (the ``missing`` list names the columns
+    with a ``missing__`` mask); a file written before the masks holds them as ``"nan"``.
+    """
+    frame = pd.DataFrame({c: const[f"data__{c}"].values for c in meta["columns"]})
+    for c, t in zip(meta["columns"], meta["dtypes"], strict=True):
+        if frame[c].dtype.kind in "fiub":
+            frame[c] = frame[c].astype(t)
+            continue
+        values = frame[c].astype(str).to_numpy(dtype=object)
+        if "missing" not in meta:  # written before the masks: NaN was saved as "nan"
+            absent = values == "nan"
+        else:
+            absent = (np.asarray(const[f"missing__{c}"].values, bool)
+                      if c in meta["missing"] else np.zeros(len(values), bool))
+        values[absent] = np.nan
+        frame[c] = pd.Series(values).astype(t) if t in ("string", "category") else values
+    return frame
 
 
 @dataclass(frozen=True, repr=False)

@@ -21,7 +21,8 @@ Either becomes one :class:`RunSchedule` per run: the rate as a share of its peak
 the forward area (tokens; ``D`` at a constant peak rate), the drop so far (0 to 1) and the
 annealing area of Tissue et al. 2024 with momentum: the drop seen through an exponential
 lag of ``w`` tokens, their ``lambda = 0.999`` per step (``w = 1000`` steps of a run's
-``batch_tokens``; without that column, 1% of the run's horizon).  The multi-power law's sum
+``batch_tokens``; without that column, 1% of the run's horizon, or of a logged table's last
+``D`` when the run has no horizon: where its schedule ends).  The multi-power law's sum
 over earlier steps is taken over levels of the drop (:func:`node_areas`).
 :func:`terms` gives them as columns; :func:`bayeslaw.data.load` adds them to a table.
 """
@@ -160,29 +161,33 @@ def from_columns(row: Mapping[str, object], run: str, where: str) -> RunSchedule
     eta = rate(kind, D, warmup=warmup, horizon=horizon, decay_start=start, decay_end=end,
                decay_shape=_shape(row, kind, run, where),
                final_ratio=final_ratio(row, run, where))
-    return RunSchedule(D, eta, window(row, horizon))
+    return RunSchedule(D, eta, window(row, horizon, run, where))
 
 
 def _present(row: Mapping[str, object], key: str) -> bool:
-    """Whether the run has a value for ``key`` (a saved fit's text columns hold "nan")."""
+    """Whether the run has a value for ``key`` (not absent, ``None`` or NaN)."""
     value = row.get(key)
-    if isinstance(value, str):
-        return value.strip().lower() not in ("", "nan", "none")
     return value is not None and not (isinstance(value, float) and np.isnan(value))
 
 
 def _length(row: Mapping[str, object], key: str, run: str, where: str) -> float | None:
     """A length column of the run, in tokens (``None`` when absent)."""
+    return _number(row, key, run, where, "a finite number of tokens >= 0")
+
+
+def _number(row: Mapping[str, object], key: str, run: str, where: str, what: str,
+            positive: bool = False) -> float | None:
+    """A numeric column of the run (``None`` if absent): finite, >= 0 (> 0 if ``positive``)."""
     if not _present(row, key):
         return None
     try:
         value = float(row[key])  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise DataError(f"run {run!r} in {where}: column {key!r} must be a number of tokens, "
-                        f"got {row[key]!r}") from None
-    if not np.isfinite(value) or value < 0:
-        raise DataError(f"run {run!r} in {where}: column {key!r} must be a finite number of "
-                        f"tokens >= 0, got {value:g}")
+        raise DataError(f"run {run!r} in {where}: column {key!r} must be {what}, got "
+                        f"{row[key]!r}") from None
+    if not np.isfinite(value) or value < 0 or (positive and value == 0):
+        raise DataError(f"run {run!r} in {where}: column {key!r} must be {what}, got "
+                        f"{value:g}")
     return value
 
 
@@ -201,26 +206,29 @@ def _shape(row: Mapping[str, object], kind: str, run: str, where: str) -> str:
 
 def final_ratio(row: Mapping[str, object], run: str, where: str) -> float:
     """The final rate as a share of the peak: ``final_lr_ratio``, or ``final_lr / peak_lr``."""
-    if _present(row, FINAL_LR) and _present(row, FINAL_RATIO):
+    final = _number(row, FINAL_LR, run, where, "a learning rate >= 0")
+    given = _number(row, FINAL_RATIO, run, where, "a share of the peak rate in [0, 1]")
+    peak = _number(row, PEAK_LR, run, where, "a learning rate > 0", positive=True)
+    if final is not None and given is not None:
         raise DataError(f"run {run!r} in {where}: give final_lr or final_lr_ratio, not both")
-    if _present(row, FINAL_LR):
-        if not _present(row, PEAK_LR):
+    if final is not None:
+        if peak is None:
             raise DataError(f"run {run!r} in {where}: final_lr needs the run's peak_lr (or "
                             "give final_lr_ratio)")
-        ratio = float(row[FINAL_LR]) / float(row[PEAK_LR])  # type: ignore[arg-type]
+        ratio = final / peak
     else:
-        ratio = float(row[FINAL_RATIO]) if _present(row, FINAL_RATIO) else 0.0  # type: ignore[arg-type]
+        ratio = given if given is not None else 0.0
     if not 0.0 <= ratio <= 1.0:
         raise DataError(f"run {run!r} in {where}: the final learning rate must be between 0 "
                         f"and the peak (a ratio in [0, 1]), got {ratio:g}")
     return ratio
 
 
-def window(row: Mapping[str, object], horizon: float) -> float:
-    """The annealing area's momentum window in tokens (:data:`MOMENTUM_STEPS` batches)."""
-    if _present(row, BATCH_TOKENS):
-        return MOMENTUM_STEPS * float(row[BATCH_TOKENS])  # type: ignore[arg-type]
-    return MOMENTUM_SHARE * horizon
+def window(row: Mapping[str, object], horizon: float, run: str, where: str) -> float:
+    """The momentum window in tokens: :data:`MOMENTUM_STEPS` batches, else 1% of ``horizon``."""
+    batch = _number(row, BATCH_TOKENS, run, where, "a number of tokens per step > 0",
+                    positive=True)
+    return MOMENTUM_STEPS * batch if batch is not None else MOMENTUM_SHARE * horizon
 
 
 # -- the schedule of a run from a logged table ---------------------------------------------
@@ -230,6 +238,36 @@ def from_table(rows: pd.DataFrame, run: str, where: str, plan: Mapping[str, obje
 
     ``rows.index`` holds each row's 0-based position in the table, for messages.
     """
+    D, lr = _logged(rows, run, where)
+    plan = plan or {}
+    peak = _number(plan, PEAK_LR, run, where, "a learning rate > 0", positive=True)
+    if peak is None:
+        peak = float(lr.max())
+    elif lr.max() > peak * (1 + 1e-9):
+        i = int(np.argmax(lr))
+        raise DataError(f"learning-rate table {where}, run {run!r}: peak_lr {peak:g} is below "
+                        f"the largest logged lr {lr[i]:g} (row {rows.index[i] + 1}); peak_lr is "
+                        "the schedule's highest rate: give the run's real peak, or drop "
+                        "peak_lr to take the largest logged rate")
+    if not peak > 0:
+        raise DataError(f"learning-rate table {where}, run {run!r}: every lr is 0")
+    eta = lr / peak
+    horizon = _length(plan, C.HORIZON, run, where)
+    win = window(plan, D[-1] if horizon is None else horizon, run, where)
+    if _present(plan, SCHEDULE):
+        planned = from_columns(plan, run, where)
+        later = planned.D > D[-1]
+        D, eta = np.concatenate([D, planned.D[later]]), np.concatenate([eta, planned.eta[later]])
+    if D[0] > 0:  # the rate before the first logged step: a ramp from 0 at D = 0
+        D, eta = np.concatenate([[0.0], D]), np.concatenate([[0.0], eta])
+    if len(D) > GRID:  # keep GRID rows, evenly spaced: the areas are integrated on those
+        keep = np.unique(np.linspace(0, len(D) - 1, GRID).round().astype(int))
+        D, eta = D[keep], eta[keep]
+    return RunSchedule(D, eta, win)
+
+
+def _logged(rows: pd.DataFrame, run: str, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """A run's logged ``D`` and ``lr``, checked: finite, >= 0, D increasing."""
     number = rows.index.to_numpy() + 1
     D = rows[C.D].to_numpy(float)
     lr = rows[LR].to_numpy(float)
@@ -245,22 +283,7 @@ def from_table(rows: pd.DataFrame, run: str, where: str, plan: Mapping[str, obje
         raise DataError(f"learning-rate table {where}, run {run!r}, row {number[i]}: D "
                         f"{D[i]:g} does not increase (previous row has {D[i - 1]:g}); sort the "
                         "table by D within each run and drop repeated steps")
-    peak = float(plan[PEAK_LR]) if plan is not None and _present(plan, PEAK_LR) else lr.max()
-    if not peak > 0:
-        raise DataError(f"learning-rate table {where}, run {run!r}: every lr is 0")
-    eta = lr / peak
-    win = window(plan or {}, float(plan[C.HORIZON]) if plan is not None and _present(
-        plan, C.HORIZON) else D[-1])
-    if plan is not None and _present(plan, SCHEDULE):
-        planned = from_columns(plan, run, where)
-        later = planned.D > D[-1]
-        D, eta = np.concatenate([D, planned.D[later]]), np.concatenate([eta, planned.eta[later]])
-    if D[0] > 0:  # the rate before the first logged step: a ramp from 0 at D = 0
-        D, eta = np.concatenate([[0.0], D]), np.concatenate([[0.0], eta])
-    if len(D) > GRID:  # keep the areas: integrate on every row, then keep GRID of them
-        keep = np.unique(np.linspace(0, len(D) - 1, GRID).round().astype(int))
-        D, eta = D[keep], eta[keep]
-    return RunSchedule(D, eta, win)
+    return D, lr
 
 
 def terms(schedules: Mapping[str, RunSchedule], runs: np.ndarray, D: np.ndarray,
@@ -330,7 +353,10 @@ def build(frame: pd.DataFrame, table: pd.DataFrame | None, where: str, table_whe
                             "schedule, horizon, warmup, ...)")
     elif LR in frame.columns and _varies(frame, LR):
         logged, table_where = frame[[C.RUN, C.D, LR]], where
-    plan = plans(frame, where) if SCHEDULE in frame.columns else {}
+    # a logged rate reads the runs' peak_lr, horizon and batch_tokens even without a plan
+    planned = SCHEDULE in frame.columns or (logged is not None and any(
+        c in frame.columns for c in PLAN_COLUMNS))
+    plan = plans(frame, where) if planned else {}
     if logged is None and not plan:
         return frame, None
     if logged is None:
@@ -369,23 +395,3 @@ def _with_plan(frame: pd.DataFrame, table: pd.DataFrame, where: str) -> pd.DataF
     for col in joined.columns:
         out[col] = joined[col].to_numpy()
     return out
-
-
-def flatten(schedules: Mapping[str, RunSchedule]) -> tuple[dict[str, np.ndarray],
-                                                          dict[str, float]]:
-    """Every run's grid as flat arrays (``run``, ``D``, ``eta``) and each run's window."""
-    runs = list(schedules)
-    flat = {"run": np.concatenate([np.full(len(schedules[r].D), r, dtype=object)
-                                   for r in runs]),
-            "D": np.concatenate([schedules[r].D for r in runs]),
-            "eta": np.concatenate([schedules[r].eta for r in runs])}
-    return flat, {r: float(schedules[r].window) for r in runs}
-
-
-def unflatten(flat: Mapping[str, np.ndarray], windows: Mapping[str, float]
-              ) -> dict[str, RunSchedule]:
-    """The schedules :func:`flatten` wrote (an exact round trip)."""
-    runs = np.asarray(flat["run"]).astype(str)
-    return {r: RunSchedule(np.asarray(flat["D"], float)[runs == r],
-                           np.asarray(flat["eta"], float)[runs == r], float(w))
-            for r, w in windows.items()}
