@@ -145,6 +145,8 @@ def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
     if unknown:
         raise SpecError(f"unknown spec section(s) {sorted(unknown, key=str)}; allowed: "
                         f"{sorted(sections)}")
+    if not isinstance(d.get("law", ""), str):
+        raise SpecError(f"the spec's law must be a law's name (text), got {plain(d['law'])}")
     law = get_law(d.get("law", "looped_total"))
     fixed, priors = _parse_params(law, d)
     return ModelSpec(
