@@ -202,9 +202,7 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     spec = resolve_spec(spec, law=law, columns=data.columns)
     settings = _settings(spec, draws=draws, tune=tune, chains=chains, backend=backend,
                          target_accept=target_accept)
-    _check_method(method, strict)
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
-        raise ArgumentError(f"seed must be a whole number from 0 to {2**32 - 1}, got {seed}")
+    _check_method(method, strict, seed)
     progress = default_progress() if progress is None else bool(progress)
     plan = make_plan(spec, like if like is not None else data, data)
     if method == "nuts":
@@ -287,9 +285,15 @@ def _settings(spec: ModelSpec, **overrides: Any) -> SamplerSettings:
         raise ArgumentError(f"fit(): {exc}".replace("sampler.", "")) from None
 
 
-def _check_method(method: str, strict: bool) -> None:
-    """``method`` is NUTS or a known approximation, and ``strict`` asks for NUTS."""
+def _check_method(method: str, strict: bool, seed: Any = 0) -> None:
+    """``method`` is NUTS or a known approximation, ``strict`` asks for NUTS, ``seed`` fits.
+
+    A seed is a whole number in [0, 2**32): what numpy, PyMC and nutpie all take.
+    """
     from .approx import METHODS as APPROXIMATE
+
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
+        raise ArgumentError(f"seed must be a whole number from 0 to {2**32 - 1}, got {seed}")
 
     if method not in ("nuts", *APPROXIMATE):
         raise ArgumentError(f"method must be one of 'nuts', 'laplace', 'pathfinder', got "
