@@ -13,9 +13,21 @@ from typing import Any
 from . import constants as C
 
 
+def seed(text: str) -> int:
+    """A ``--seed``: a whole number in [0, 2**32) (what numpy, PyMC and nutpie all take)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number, got {text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0 to {2**32 - 1}, "
+                                         f"got {value}")
+    return value
+
+
 def _add_seed_arg(p: Any, what: str) -> None:
     """``--seed``: one default, :data:`bayeslaw.constants.DEFAULT_SEED`, in every command."""
-    p.add_argument("--seed", type=int, default=C.DEFAULT_SEED,
+    p.add_argument("--seed", type=seed, default=C.DEFAULT_SEED,
                    help=f"{what} (default %(default)s)")
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SpecError
-from .laws import get_law, law_for_columns
+from .laws import LAWS, get_law, law_for_columns
 from .spec import ModelSpec, parse_spec
 
 
@@ -43,20 +43,42 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
-    """User keys override base keys table by table; ``effects`` is replaced whole."""
+    """The user spec over the law's default: the user's keys win, table by table.
+
+    ``effects`` is replaced whole.  A parameter the user gives a prior is no longer fixed by
+    the default, and one the user fixes loses the default's prior, the default's group
+    effects on it and its place in the default's ``sampler.sum_split`` (the user wrote none
+    of them).  A section of the wrong type is passed on as given, for the parser to name.
+    """
     out = copy.deepcopy(base)
     for key, value in user.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict) and key != "priors":
-            out[key] = {**out[key], **value}
-        elif key == "priors":
-            out[key] = {**out.get(key, {}), **value}
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **copy.deepcopy(dict(value))}
         else:
             out[key] = copy.deepcopy(value)
-    # a prior given by the user frees a parameter the default spec fixed
-    for name in user.get("priors", {}):
-        if name in out.get("fixed", {}) and name not in user.get("fixed", {}):
-            del out["fixed"][name]
+    user_priors, user_fixed = _section(user, "priors"), _section(user, "fixed")
+    for name in user_priors:  # a prior given by the user frees a parameter the default fixed
+        if name not in user_fixed and isinstance(out.get("fixed"), dict):
+            out["fixed"].pop(name, None)
+    for name in user_fixed:  # a value fixed by the user overrides the default's prior
+        if name not in user_priors and isinstance(out.get("priors"), dict):
+            out["priors"].pop(name, None)
+    freed = set(user_fixed) - set(user_priors)
+    if freed and "effects" not in user and isinstance(out.get("effects"), list):
+        out["effects"] = [e for e in out["effects"]
+                          if not (isinstance(e, Mapping) and e.get("param") in freed)]
+    split = out.get("sampler", {}).get("sum_split") if isinstance(out.get("sampler"), dict) \
+        else None
+    if freed and isinstance(split, list) and "sum_split" not in _section(user, "sampler"):
+        kept = [n for n in split if n not in freed]
+        out["sampler"]["sum_split"] = kept if len(kept) > 1 else []
     return out
+
+
+def _section(spec: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """Section ``key`` of ``spec`` if it is a table, else an empty one."""
+    value = spec.get(key, {})
+    return value if isinstance(value, Mapping) else {}
 
 
 def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
@@ -85,6 +107,9 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
                                 f"shipped specs: {', '.join(available_specs())}")
         user = _read_toml(path)
     law_name = law or user.get("law") or "looped_total"
+    if not isinstance(law_name, str):
+        raise SpecError(f"the spec's law must be a law's name, got {law_name!r}; choose one "
+                        f"of {', '.join(sorted(LAWS))}")
     get_law(law_name)
     base_path = _models_dir() / f"{law_name}.toml"
     base = _read_toml(base_path) if base_path.exists() else {}

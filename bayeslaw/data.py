@@ -171,7 +171,8 @@ class LossData:
         return self.select(keep, f"thinned to <= {max_points} points per run, log-spaced in D")
 
     def require_levels(self, covariates: Sequence[str], law_name: str,
-                       min_levels: Mapping[str | tuple[str, ...], int] | None = None) -> None:
+                       min_levels: Mapping[str | tuple[str, ...], int] | None = None,
+                       fixed: Sequence[str] = ()) -> None:
         """Check the table has what a law needs: its columns and enough distinct levels.
 
         Parameters
@@ -184,6 +185,9 @@ class LossData:
             Distinct values needed per covariate, or per tuple of covariates counted jointly
             (:attr:`bayeslaw.laws.Law.min_levels`); covariates not listed need only be
             present.  Default: :data:`MIN_LEVELS` for every covariate.
+        fixed : sequence of str
+            The spec's fixed parameters: a covariate whose term's parameters are all fixed
+            needs no levels (the term is then known, not learned).
         """
         for cov in covariates:
             if cov not in self.frame.columns:
@@ -194,6 +198,8 @@ class LossData:
                         else "no registered law fits the columns present")
                 raise DataError(f"law {law_name!r} needs column {cov!r}, which the data lacks; "
                                 f"add it or {hint}")
+        from .laws import get_law
+
         needs = (dict.fromkeys(covariates, MIN_LEVELS) if min_levels is None
                  else dict(min_levels))
         for key, k in needs.items():
@@ -201,13 +207,17 @@ class LossData:
             if cols == (C.D,) and self.has_runs:
                 continue  # curves vary D within runs
             n = len(self.frame[list(cols)].drop_duplicates())
-            if n >= k:
+            law = get_law(law_name)  # the parameters of the terms of these columns:
+            learned = [p.name for p in law.params
+                       if p.term is not None and set(law.term_covariates(p.term)) & set(cols)]
+            if n >= k or (learned and set(learned) <= set(fixed)):  # all fixed: none learned
                 continue
             if len(cols) == 1:
                 raise DataError(
                     f"column {cols[0]!r} has {n} distinct value(s); law {law_name!r} needs at "
                     f"least {k} levels of {cols[0]} to identify its {cols[0]} term: add runs at "
-                    f"other {cols[0]} values or fix that term's parameters in the spec")
+                    f"other {cols[0]} values or fix that term's parameters in the spec "
+                    f"([fixed] {', '.join(f'{p} = ...' for p in learned)})")
             raise DataError(
                 f"columns {list(cols)} have {n} distinct combination(s); law {law_name!r} needs "
                 f"at least {k} to identify its exponent: add runs of other sizes")

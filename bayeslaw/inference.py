@@ -21,7 +21,14 @@ from . import constants as C
 from .catalog import resolve_spec
 from .data import LossData
 from .diagnostics import Thresholds
-from .errors import ArgumentError, ConvergenceError, SpecError, WarmStartWarning
+from .errors import (
+    ArgumentError,
+    BayeslawError,
+    ConvergenceError,
+    DataError,
+    SpecError,
+    WarmStartWarning,
+)
 from .fleet import default_progress
 from .modelcache import COMPILES, Entry, compiled_for, entry_for, get_model, origin
 from .plan import Plan, make_plan
@@ -38,9 +45,11 @@ def _nutpie_start(entry: Entry, compiled: Any, seed: int, settings: SamplerSetti
     around the mode (:mod:`bayeslaw.warmstart`); ``"prior"`` keeps nutpie's own start (the
     prior's centre, jittered).  Returns the compiled model to sample and the mode (or None).
     """
-    from .warmstart import find_mode, standardized
+    from .warmstart import LogDensity, check_start, find_mode, standardized
 
     entry.density.identity()  # the raw density: the mode search, or nutpie's own start
+    check_start(compiled.initial_point_func(int(seed)), LogDensity(compiled),
+                lambda: _start_error(entry, seed))
     if settings.init != "mode":
         return compiled, None
     mode = find_mode(compiled, compiled.initial_point_func(int(seed)))
@@ -52,6 +61,24 @@ def _nutpie_start(entry: Entry, compiled: Any, seed: int, settings: SamplerSetti
                       stacklevel=4)
         return compiled, None
     return standardized(entry.density, compiled, mode), mode
+
+
+def _start_error(entry: Entry, seed: int, known_bad: bool = True) -> BayeslawError | None:
+    """What is not finite at the model's initial point, as the error to raise, or None.
+
+    nutpie given such a model failed every initialization and then crashed the process (a
+    segmentation fault): :func:`bayeslaw.warmstart.start_problem` names the parameters or
+    runs.  ``known_bad``: the compiled density already found the start not finite (an error
+    is returned even when nothing is named).
+    """
+    from .warmstart import start_problem
+
+    found = start_problem(entry.model.model, entry.model.structure.runs, seed)
+    if found is None:
+        return BayeslawError("the model's log density or its gradient is not finite at its "
+                             "initial point") if known_bad else None
+    kind, message = found
+    return (DataError if kind == "data" else SpecError)(f"the model cannot start: {message}")
 
 
 def fit_cores() -> int | None:
@@ -110,7 +137,11 @@ def _sample_pymc(plan: Plan, data: LossData, settings: SamplerSettings, seed: in
 
     import pymc as pm
 
-    model = entry_for(plan, data).model
+    entry = entry_for(plan, data)
+    model = entry.model
+    error = _start_error(entry, seed, known_bad=False)  # PyMC would raise, or crash
+    if error is not None:
+        raise error
     t0 = time.perf_counter()
     # a Dask worker's process is a daemon, which may not start processes of its own
     daemon = multiprocessing.current_process().daemon
@@ -171,7 +202,7 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     spec = resolve_spec(spec, law=law, columns=data.columns)
     settings = _settings(spec, draws=draws, tune=tune, chains=chains, backend=backend,
                          target_accept=target_accept)
-    _check_method(method, strict)
+    _check_method(method, strict, seed)
     progress = default_progress() if progress is None else bool(progress)
     plan = make_plan(spec, like if like is not None else data, data)
     if method == "nuts":
@@ -254,9 +285,15 @@ def _settings(spec: ModelSpec, **overrides: Any) -> SamplerSettings:
         raise ArgumentError(f"fit(): {exc}".replace("sampler.", "")) from None
 
 
-def _check_method(method: str, strict: bool) -> None:
-    """``method`` is NUTS or a known approximation, and ``strict`` asks for NUTS."""
+def _check_method(method: str, strict: bool, seed: Any = 0) -> None:
+    """``method`` is NUTS or a known approximation, ``strict`` asks for NUTS, ``seed`` fits.
+
+    A seed is a whole number in [0, 2**32): what numpy, PyMC and nutpie all take.
+    """
     from .approx import METHODS as APPROXIMATE
+
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
+        raise ArgumentError(f"seed must be a whole number from 0 to {2**32 - 1}, got {seed}")
 
     if method not in ("nuts", *APPROXIMATE):
         raise ArgumentError(f"method must be one of 'nuts', 'laplace', 'pathfinder', got "
@@ -287,6 +324,7 @@ def _approximate(plan: Plan, data: LossData, settings: SamplerSettings, seed: in
     import time
 
     from . import approx
+    from .warmstart import LogDensity, check_start
 
     n_draws = settings.draws * settings.chains
     t0 = time.perf_counter()
@@ -296,6 +334,9 @@ def _approximate(plan: Plan, data: LossData, settings: SamplerSettings, seed: in
     compiles = len(COMPILES)
     entry, compiled = compiled_for(plan, data)
     t1 = time.perf_counter()
+    entry.density.identity()
+    check_start(compiled.initial_point_func(int(seed)), LogDensity(compiled),
+                lambda: _start_error(entry, seed))
     idata, info = approx.laplace(compiled, entry.density, seed, n_draws)
     return idata, {"compile_s": t1 - t0, "compiled": origin(entry, compiles), **info}
 

@@ -40,7 +40,7 @@ def groups_of(spec: ModelSpec) -> list[str]:
 def check_compatible(spec: ModelSpec, data: LossData) -> None:
     """Raise if the data cannot be fitted with this spec (columns, levels, collinearity)."""
     law = spec.law_obj
-    data.require_levels(law.covariates, law.name, law.min_levels)
+    data.require_levels(law.covariates, law.name, law.min_levels, fixed=tuple(spec.fixed))
     uses_run = [e.name for e in spec.effects if e.group == C.RUN]
     if spec.likelihood.sigma_by == C.RUN:
         uses_run.append("likelihood.sigma_by = 'run'")

@@ -40,6 +40,33 @@ LIKELIHOODS = ("student_t", "normal")
 POOLINGS = ("partial", "none")
 
 
+#: Parameters that must be positive (a scale, a shape or a rate): PyMC would build the
+#: distribution and its log density would be nan everywhere.
+_POSITIVE = frozenset({"sigma", "alpha", "beta", "lam"})
+
+
+def plain(value: Any) -> str:
+    """A value as a user wrote it: ``nan``, ``1e+300``, ``'abc'`` (never ``np.float64(nan)``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _number(value: Any) -> bool:
+    """Whether ``value`` is a real number (``True`` and ``False`` are not)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_support(dist: str, params: Mapping[str, float]) -> None:
+    """Scales, shapes and rates positive, and ``lower < upper``: a density defined somewhere."""
+    for k in sorted(_POSITIVE & set(params)):
+        if params[k] <= 0:
+            raise SpecError(f"prior {dist} parameter {k} = {plain(params[k])} must be positive")
+    if "lower" in params and "upper" in params and not params["lower"] < params["upper"]:
+        raise SpecError(f"prior {dist} needs lower < upper, got lower = "
+                        f"{plain(params['lower'])}, upper = {plain(params['upper'])}")
+
+
 @dataclass(frozen=True)
 class Prior:
     """A named PyMC distribution with numeric parameters, serialisable to a dict.
@@ -54,29 +81,32 @@ class Prior:
     params: Mapping[str, float]
 
     def __post_init__(self) -> None:
-        if self.dist not in _DISTS:
-            raise SpecError(f"unknown prior distribution {self.dist!r}; use one of "
+        if not isinstance(self.dist, str) or self.dist not in _DISTS:
+            raise SpecError(f"unknown prior distribution {plain(self.dist)}; use one of "
                             f"{', '.join(sorted(_DISTS))}")
         bad = set(self.params) - _DISTS[self.dist]
         missing = _REQUIRED[self.dist] - set(self.params)
         if bad or missing:
             what = "; ".join(
-                ([f"unknown parameter(s) {sorted(bad)}"] if bad else [])
+                ([f"unknown parameter(s) {sorted(bad, key=str)}"] if bad else [])
                 + ([f"missing {sorted(missing)}"] if missing else []))
             raise SpecError(
                 f"prior {self.dist}: {what}; it takes {sorted(_DISTS[self.dist])} "
                 f"(required: {sorted(_REQUIRED[self.dist])})"
             )
         for k, v in self.params.items():
-            if not isinstance(v, int | float) or not np.isfinite(v):
-                raise SpecError(f"prior {self.dist} parameter {k}={v!r} must be a finite number")
+            if not _number(v) or not np.isfinite(v):
+                raise SpecError(f"prior {self.dist} parameter {k} = {plain(v)} must be a "
+                                "finite number")
+        _check_support(self.dist, self.params)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Prior:
         """Inverse of :meth:`to_dict`."""
         if "dist" not in d:
             raise SpecError(f"prior {dict(d)!r} needs a 'dist' key, e.g. dist = \"LogNormal\"")
-        return cls(d["dist"], {k: float(v) for k, v in d.items() if k != "dist"})
+        return cls(d["dist"], {k: float(v) if _number(v) else v
+                               for k, v in d.items() if k != "dist"})
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form, as written in a spec file."""
@@ -229,7 +259,7 @@ def parse_prior(value: Any, where: str) -> Prior:
     """A prior from a spec's table ``value`` found at ``where`` (named in the error)."""
     if not isinstance(value, Mapping):
         raise SpecError(f"{where} must be a table like {{ dist = \"LogNormal\", mu = 0, "
-                        f"sigma = 1 }}, got {value!r}")
+                        f"sigma = 1 }}, got {plain(value)}")
     try:
         return Prior.from_dict(value)
     except SpecError as exc:
@@ -240,13 +270,13 @@ def parse_centered(value: Any, where: str) -> bool | str:
     """A ``centered`` setting: true, false or ``"auto"``."""
     if value == "auto" or isinstance(value, bool):
         return value
-    raise SpecError(f"{where} must be true, false or \"auto\", got {value!r}")
+    raise SpecError(f"{where} must be true, false or \"auto\", got {plain(value)}")
 
 
 def parse_flag(value: Any, where: str) -> bool:
     """A true / false setting (no other value is taken for one)."""
     if isinstance(value, bool):
         return value
-    raise SpecError(f"{where} must be true or false, got {value!r}")
+    raise SpecError(f"{where} must be true or false, got {plain(value)}")
 
 

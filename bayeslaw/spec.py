@@ -28,8 +28,13 @@ from .priors import (
     parse_centered,
     parse_flag,
     parse_prior,
+    plain,
 )
 from .settings import SamplerSettings
+from .validation import LARGEST
+
+#: Finite floats are below this (float64's largest is 1.8e308).
+LARGEST_NUMBER = 1.7e308
 
 
 def keys_of(cls: type) -> frozenset[str]:
@@ -119,15 +124,15 @@ class ModelSpec:
                 for e in self.effects)
         else:
             raise SpecError(f"pooling kind must be one of 'complete', 'partial', 'none'; got "
-                            f"{kind!r}")
+                            f"{plain(kind)}")
         return self.replace_effects(effects)
 
 
 def check_keys(table: Any, allowed: frozenset[str], where: str) -> None:
     """Raise naming every key of ``table`` (a section of ``where``) outside ``allowed``."""
     if not isinstance(table, Mapping):
-        raise SpecError(f"{where} must be a table of keys, got {table!r}")
-    unknown = sorted(set(table) - allowed)
+        raise SpecError(f"{where} must be a table of keys, got {plain(table)}")
+    unknown = sorted(set(table) - allowed, key=str)
     if unknown:
         raise SpecError(f"unknown key(s) {unknown} in {where}; allowed keys: "
                         f"{sorted(allowed)} (a misspelt key would be silently ignored)")
@@ -138,8 +143,10 @@ def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
     sections = keys_of(ModelSpec)
     unknown = set(d) - sections
     if unknown:
-        raise SpecError(f"unknown spec section(s) {sorted(unknown)}; allowed: "
+        raise SpecError(f"unknown spec section(s) {sorted(unknown, key=str)}; allowed: "
                         f"{sorted(sections)}")
+    if not isinstance(d.get("law", ""), str):
+        raise SpecError(f"the spec's law must be a law's name (text), got {plain(d['law'])}")
     law = get_law(d.get("law", "looped_total"))
     fixed, priors = _parse_params(law, d)
     return ModelSpec(
@@ -154,19 +161,42 @@ def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
     )
 
 
+def number(value: Any, need: str, *, positive: bool = False) -> float:
+    """``value`` as a float, else a :class:`SpecError` saying ``need`` and the value given.
+
+    It must be finite (not text, not true / false) and, if ``positive``, in
+    ``(0, LARGEST]`` (:data:`bayeslaw.validation.LARGEST`, the bound of the data's covariates).
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            -LARGEST_NUMBER < value < LARGEST_NUMBER):  # not nan, inf nor an int beyond float
+        raise SpecError(f"{need}, got {plain(value)}")
+    if positive and not 0 < value <= LARGEST:
+        raise SpecError(f"{need} (at most {LARGEST:g}), got {plain(value)}")
+    return float(value)
+
+
+def _table(d: Mapping[str, Any], key: str, default: Any) -> Any:
+    """Section ``key`` of ``d``, which must be a table (``[[effects]]``: a list of tables)."""
+    value = d.get(key, default)
+    kind = list if isinstance(default, list) else Mapping
+    if not isinstance(value, kind):
+        raise SpecError(f"spec section {key!r} must be "
+                        f"{'a list of [[effects]] tables' if kind is list else 'a table'}, "
+                        f"got {plain(value)}")
+    return value
+
+
 def _parse_params(law: Law, d: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, Prior]]:
     """The fixed values (the law's own fixed offsets unless given a prior) and the priors."""
-    given = d.get("priors", {})
-    fixed = {k: float(v) for k, v in
+    given = _table(d, "priors", {})
+    user_fixed = _table(d, "fixed", {})
+    for k in (*user_fixed, *given):
+        law.param(k)
+    fixed = {k: number(v, f"fixed.{k} must be a finite number") for k, v in
              {**{p.name: p.fixed for p in law.params
                  if p.fixed is not None and p.name not in given},
-              **d.get("fixed", {})}.items()}
-    for k in fixed:
-        law.param(k)
-    priors = {}
-    for k, v in given.items():
-        law.param(k)
-        priors[k] = parse_prior(v, f"priors.{k}")
+              **user_fixed}.items()}
+    priors = {k: parse_prior(v, f"priors.{k}") for k, v in given.items()}
     both = set(fixed) & set(priors)
     if both:
         raise SpecError(f"parameter(s) {sorted(both)} are both fixed and given a prior; "
@@ -182,16 +212,17 @@ def _parse_reference(law: Law, table: Any) -> dict[str, float]:
     """``[reference]``: the law's reference keys (and covariates), each positive."""
     check_keys(table, frozenset(law.reference_keys) | set(law.covariates),
                f"[reference] of law {law.name!r}")
-    reference = {k: float(v) for k, v in table.items()}
+    need = "[reference] needs a positive {0} (the centering point of the {0} term)"
     for cov in law.reference_keys:
-        if cov not in reference or reference[cov] <= 0:
-            raise SpecError(f"[reference] needs a positive {cov} (the centering point of the "
-                            f"{cov} term)")
-    return reference
+        if cov not in table:
+            raise SpecError(need.format(cov))
+    return {k: number(v, need.format(k), positive=True) for k, v in table.items()}
 
 
 def _parse_effects(law: Law, entries: Any, fixed: Mapping[str, float]) -> tuple[Effect, ...]:
     """``[[effects]]``: each entry's keys are the fields of :class:`Effect`."""
+    if not isinstance(entries, list | tuple):
+        raise SpecError(f"[[effects]] must be a list of tables, got {plain(entries)}")
     effects = [_parse_effect(law, i, e, fixed) for i, e in enumerate(entries)]
     keys = [(e.param, e.group) for e in effects]
     if len(set(keys)) != len(keys):
@@ -203,18 +234,20 @@ def _parse_effect(law: Law, i: int, e: Any, fixed: Mapping[str, float]) -> Effec
     check_keys(e, keys_of(Effect), f"effects[{i}] (the [[effects]] entry number {i + 1})")
     if "param" not in e or "group" not in e:
         raise SpecError(f"effects[{i}] needs 'param' and 'group' keys")
+    for key in ("param", "group"):
+        if not isinstance(e[key], str):
+            raise SpecError(f"effects[{i}].{key} must be a name (text), got {plain(e[key])}")
     law.param(e["param"])
     if e["param"] in fixed:
         raise SpecError(f"effects[{i}]: {e['param']!r} is fixed, it cannot vary by group")
     pooling = e.get("pooling", "partial")
     if pooling not in POOLINGS:
-        raise SpecError(f"effects[{i}].pooling must be one of {POOLINGS}, got {pooling!r}")
+        raise SpecError(f"effects[{i}].pooling must be one of {POOLINGS}, got {plain(pooling)}")
     raw = e.get("scale", {"dist": "HalfNormal", "sigma": 0.1})
     if pooling == "none":
-        if not isinstance(raw, int | float) or raw <= 0:
-            raise SpecError(f"effects[{i}]: pooling='none' needs a positive number "
-                            f"'scale' (the fixed sd of the levels), got {raw!r}")
-        scale: Prior | float = float(raw)
+        scale: Prior | float = number(
+            raw, f"effects[{i}]: pooling='none' needs a positive number 'scale' (the fixed sd "
+            "of the levels)", positive=True)
     else:
         scale = parse_prior(raw, f"effects[{i}].scale")
     return Effect(e["param"], str(e["group"]), pooling, scale,
@@ -231,11 +264,14 @@ def _parse_likelihood(law: Law, table: Any) -> Likelihood:
     lk = dict(table)
     family = lk.get("family", "student_t")
     if family not in LIKELIHOODS:
-        raise SpecError(f"likelihood.family must be one of {LIKELIHOODS}, got {family!r}")
+        raise SpecError(f"likelihood.family must be one of {LIKELIHOODS}, got {plain(family)}")
     if "sigma" not in lk:
         raise SpecError("[likelihood] needs a 'sigma' prior (the noise scale of the loss)")
     sigma_by = lk.get("sigma_by", "run")
     sigma_by = None if sigma_by in (None, "none", "") else sigma_by
+    if sigma_by is not None and not isinstance(sigma_by, str):
+        raise SpecError(f"likelihood.sigma_by must name a group column (or be \"none\"), got "
+                        f"{plain(sigma_by)}")
     if sigma_by is not None and "sigma_spread" not in lk:
         raise SpecError("likelihood.sigma_by needs a 'sigma_spread' prior (sd of log sigma "
                         "across groups)")
@@ -299,7 +335,8 @@ def _check_sum_split(names: Any, priors: Mapping[str, Prior]) -> None:
            "the log of their sum and the logs of their ratios to the first; [] turns it off")
     if names == [] or names == ():
         return
-    if not isinstance(names, list | tuple) or len(set(names)) != len(names) or len(names) == 1:
+    if (not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names)
+            or len(set(names)) != len(names) or len(names) == 1):
         raise SpecError(f"sampler.sum_split must name two or more different parameters, got "
                         f"{names!r}; {how}")
     for name in names:

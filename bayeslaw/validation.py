@@ -19,6 +19,20 @@ NUMERIC = (C.N, C.D, C.T_M, C.P, C.N_ONCE, C.N_REC, C.HORIZON, C.LOSS)
 #: (a fully recurrent or a non-recurrent model) but not both.
 POSITIVE = (C.N, C.D, C.T_M, C.P, C.HORIZON, C.LOSS)
 NONNEGATIVE = (C.N_ONCE, C.N_REC)
+#: The largest covariate value taken (N, D, T_m, P, N_once, N_rec, horizon; also a spec's
+#: reference point).  Today's largest runs have ~1e13 parameters and ~1e14 tokens, so 1e30
+#: refuses no real sweep, and below it every float64 step stays finite: log(1e30) = 69, the
+#: figures' grid reaches twice the largest D, and a ratio of two values in (1, 1e30] raised
+#: to a power |p| <= 10 is at most 1e300 (at D = 1e308 the grid overflowed to inf).
+LARGEST = 1e30
+#: The largest loss taken: a cross-entropy in nats is below log(vocabulary) ~ 12 at
+#: initialization (even a perplexity stays below ~1e6); a residual below 1e6 squared over a
+#: noise scale down to 1e-140 squared stays finite (at loss = 1e300 the squares overflowed
+#: and the sampler crashed).
+LARGEST_LOSS = 1e6
+LIMIT_NOTE = {False: "tokens and parameters are counts, at most about 1e14 today",
+              True: "a loss is a cross-entropy in nats, below about 20"}
+
 #: Run-level covariates: one value per run.
 RUN_LEVEL = (C.N_ONCE, C.N_REC, C.N, C.T_M, C.P, C.HORIZON)
 
@@ -47,21 +61,67 @@ def check_columns(frame: pd.DataFrame, where: str) -> None:
         raise DataError(f"{where} has no rows")
 
 
+def plain(value: object) -> str:
+    """A table's value as written: ``nan``, ``1e+300``, ``'abc'`` (not ``np.float64(nan)``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _booleans(col: pd.Series) -> np.ndarray:
+    """Where ``col`` holds true / false (which ``pd.to_numeric`` would take as 1 / 0)."""
+    if pd.api.types.is_bool_dtype(col.dtype):
+        return col.notna().to_numpy()
+    if col.dtype == object:
+        return col.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy(dtype=bool)
+    return np.zeros(len(col), dtype=bool)
+
+
+def _to_numbers(col: pd.Series) -> pd.Series:
+    """``col`` as numbers, nan where a value is not one (text, a list, ...)."""
+    try:
+        return pd.to_numeric(col, errors="coerce")
+    except (TypeError, ValueError):  # an object pandas cannot even try (a list, a dict)
+        return pd.to_numeric(col.map(lambda v: v if isinstance(v, str | int | float) else None),
+                             errors="coerce")
+
+
 def numeric_column(col: pd.Series, name: str, where: str) -> pd.Series:
-    """Column ``name`` as floats; every value must be a finite number."""
-    values = pd.to_numeric(col, errors="coerce")
+    """Column ``name`` as floats; every value must be a number, finite and in range.
+
+    ``True`` / ``False`` are refused (not read as 1 / 0), and so is a value beyond
+    :func:`largest`: a law raises it to powers and squares residuals of it.
+    """
+    booleans = _booleans(col)
+    if booleans.any():
+        row = int(np.flatnonzero(booleans)[0])
+        raise DataError(f"column {name!r} must be numeric; row {row + 1} of {where} has "
+                        f"{plain(col.iloc[row])} (true / false is not a number)")
+    values = _to_numbers(col)
     bad = values.isna() & col.notna()
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise DataError(f"column {name!r} must be numeric; row {row + 1} of {where} has "
-                        f"{col.iloc[row]!r}")
+                        f"{plain(col.iloc[row])}")
     arr = values.to_numpy(dtype=float)
     nonfinite = ~np.isfinite(arr)
     if nonfinite.any():
         row = int(np.flatnonzero(nonfinite)[0])
-        raise DataError(f"column {name!r} has a missing or infinite value ({col.iloc[row]!r}) "
-                        f"in row {row + 1} of {where}; drop or fill that row")
+        raise DataError(f"column {name!r} has a missing or infinite value "
+                        f"({plain(col.iloc[row])}) in row {row + 1} of {where}; drop or fill "
+                        "that row")
+    huge = np.abs(arr) > largest(name)
+    if huge.any():
+        row = int(np.flatnonzero(huge)[0])
+        raise DataError(f"column {name!r} has {plain(col.iloc[row])} in row {row + 1} of "
+                        f"{where}, beyond the largest value taken ({largest(name):g}): check "
+                        f"its units ({LIMIT_NOTE[name == C.LOSS]})")
     return values.astype(float)
+
+
+def largest(name: str) -> float:
+    """The largest value a numeric column may hold: :data:`LARGEST_LOSS` or :data:`LARGEST`."""
+    return LARGEST_LOSS if name == C.LOSS else LARGEST
 
 
 def check_signs(frame: pd.DataFrame, where: str) -> None:
@@ -128,9 +188,17 @@ def scale_tokens(frame: pd.DataFrame, where: str, tokens_per_step: float | None,
     if C.D not in frame.columns and (tokens_per_step is not None or min_D is not None):
         raise DataError(f"{where} has no column 'D': tokens_per_step and min_D need one")
     if tokens_per_step is not None:
-        if not tokens_per_step > 0:
-            raise DataError(f"tokens_per_step must be positive, got {tokens_per_step}")
+        if (isinstance(tokens_per_step, bool) or not isinstance(tokens_per_step, int | float)
+                or not 0 < tokens_per_step < np.inf):
+            raise DataError(f"tokens_per_step must be a positive number, got "
+                            f"{plain(tokens_per_step)}")
         frame[C.D] = frame[C.D] * float(tokens_per_step)
+        huge = (frame[C.D] > LARGEST).to_numpy()
+        if huge.any():
+            row = int(np.flatnonzero(huge)[0])
+            raise DataError(f"D times tokens_per_step={tokens_per_step:g} is "
+                            f"{frame[C.D].iloc[row]:g} in row {row + 1} of {where}, beyond the "
+                            f"largest D taken ({LARGEST:g}): is D already in tokens?")
         notes.append(f"D multiplied by tokens_per_step={tokens_per_step:g}")
 
 

@@ -162,3 +162,65 @@ def standardized(density: Any, compiled: Any, mode: Mode) -> Any:
         return np.zeros(density.n)
 
     return dataclasses.replace(compiled, initial_point_func=start)
+
+
+def check_start(start: np.ndarray, density: Any, error: Any) -> None:
+    """Raise ``error()`` unless the log density and its gradient are finite at ``start``.
+
+    ``density`` is a :class:`LogDensity` (or any function ``x -> (logp, grad)``).  A sampler
+    started where they are not fails every initialization (nutpie then crashed the process).
+    """
+    logp, grad = density(start)
+    if not (np.isfinite(logp) and np.all(np.isfinite(grad))):
+        raise error()
+
+
+def start_problem(model: Any, runs: Any, seed: int) -> tuple[str, str] | None:
+    """What is not finite at a PyMC model's initial point: ``(kind, message)`` or None.
+
+    ``kind`` is ``"spec"`` for parameters whose prior density, value or gradient is not
+    finite there (named with the first bad value), ``"data"`` for the runs whose likelihood
+    (the observed ``loss``, one term per run of ``runs``) is not.
+    """
+    point = model.initial_point(int(seed))
+    with np.errstate(all="ignore"):
+        logps = model.point_logps(point)
+        outs = model.unobserved_value_vars
+        values = dict(zip([v.name for v in outs], model.compile_fn(outs)(point), strict=True))
+    bad = [n for n, v in logps.items() if n != "loss" and not np.isfinite(v)]
+    bad += [f"{n} = {_first_bad(v)}" for n, v in values.items() if not np.all(np.isfinite(v))]
+    if bad:
+        return "spec", (f"at its initial point (the priors' centres) "
+                        f"{', '.join(dict.fromkeys(bad))} is not finite (prior density or "
+                        "value); check those priors and [fixed] values in the spec")
+    if "loss" in logps and not np.isfinite(logps["loss"]):
+        with np.errstate(all="ignore"):
+            per_run = model.compile_fn(model.logp(vars=[model["loss"]], sum=False)[0])(point)
+        names = [str(r) for r, v in zip(runs, np.ravel(per_run), strict=False)
+                 if not np.isfinite(v)]
+        return "data", (f"the likelihood of run(s) {names[:5]} is not finite at the model's "
+                        "initial point: check their loss and covariate values (extreme values, "
+                        "units)")
+    return _gradient_problem(model, point)
+
+
+def _first_bad(value: Any) -> str:
+    """The first non-finite entry of ``value``, printed plainly (``inf``, not a repr)."""
+    flat = np.ravel(np.asarray(value, dtype=float))
+    return str(float(flat[~np.isfinite(flat)][0]))
+
+
+def _gradient_problem(model: Any, point: dict[str, Any]) -> tuple[str, str] | None:
+    """The parameters whose log-density gradient is not finite at ``point``, or None."""
+    with np.errstate(all="ignore"):
+        grad = np.asarray(model.compile_dlogp()(point))
+    names, start = [], 0
+    for value in model.value_vars:
+        size = int(np.size(point[value.name]))
+        if not np.all(np.isfinite(grad[start:start + size])):
+            names.append(model.values_to_rvs[value].name)
+        start += size
+    if not names:
+        return None
+    return "spec", (f"the gradient of its log density in {', '.join(names)} is not finite at "
+                    "its initial point (the priors' centres); check those priors in the spec")

@@ -58,7 +58,9 @@ def test_user_spec_merges_over_default(tmp_path):
     ({"priors": {"E": {"dist": "Normal", "mu": 1, "sigma": 1, "sd": 2}}},
      r"unknown parameter\(s\) \['sd'\]"),
     ({"priors": {"zeta": {"dist": "Normal", "mu": 0, "sigma": 1}}}, "no parameter 'zeta'"),
-    ({"fixed": {"E": 1.7}}, r"\['E'\] are both fixed and given a prior"),
+    # both in the user's spec (a [fixed] value alone overrides the default's prior)
+    ({"fixed": {"E": 1.7}, "priors": {"E": {"dist": "LogNormal", "mu": 0.5, "sigma": 0.4}}},
+     r"\['E'\] are both fixed and given a prior"),
     ({"effects": [{"param": "t1", "group": "N"}]}, "'t1' is fixed, it cannot vary"),
     ({"effects": [{"param": "b", "group": "N", "pooling": "some"}]}, "pooling must be one of"),
     ({"effects": [{"param": "b", "group": "N", "pooling": "none", "scale": {"dist": "HalfNormal",
