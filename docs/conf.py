@@ -62,6 +62,8 @@ html_show_sourcelink = False
 # -- the notebooks: rendered with their stored outputs, never executed here -------------------
 nb_execution_mode = "off"
 nb_merge_streams = True
+# the notebooks go from their title (H1) to H3 in places: a matter of style, not content
+suppress_warnings = ["myst.header"]
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
 

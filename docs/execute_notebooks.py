@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import io
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -33,20 +34,32 @@ TARGET = ROOT / "docs" / "tutorials"
 QUICK = {"BAYESLAW_NB_DRAWS": "100", "BAYESLAW_NB_TUNE": "100"}
 
 
-def compress(nb: nbformat.NotebookNode, colors: int = 128) -> None:
-    """Store each PNG output with a palette of ``colors`` (a third of the size, same look)."""
+def _quantized(png: str, colors: int) -> str:
+    """A base64 PNG re-encoded with a palette of ``colors``."""
     from PIL import Image
 
+    image = Image.open(io.BytesIO(base64.b64decode(png)))
+    buffer = io.BytesIO()
+    image.convert("RGB").quantize(colors=colors, method=Image.Quantize.MEDIANCUT).save(
+        buffer, "PNG", optimize=True)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def compress(nb: nbformat.NotebookNode, colors: int = 128) -> None:
+    """Re-encode every PNG output with a palette of ``colors``: a third of the size.
+
+    PNGs inside an HTML output (the report displayed inline) are re-encoded too.
+    """
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             data = output.get("data", {})
-            if "image/png" not in data:
-                continue
-            image = Image.open(io.BytesIO(base64.b64decode(data["image/png"])))
-            buffer = io.BytesIO()
-            image.convert("RGB").quantize(colors=colors, method=Image.Quantize.MEDIANCUT).save(
-                buffer, "PNG", optimize=True)
-            data["image/png"] = base64.b64encode(buffer.getvalue()).decode("ascii") + "\n"
+            if "image/png" in data:
+                data["image/png"] = _quantized(data["image/png"], colors) + "\n"
+            if "text/html" in data:
+                html = "".join(data["text/html"])
+                data["text/html"] = re.sub(
+                    r"(data:image/png;base64,)([A-Za-z0-9+/=]+)",
+                    lambda m: m.group(1) + _quantized(m.group(2), colors), html)
 
 
 def execute(path: Path) -> Path:
