@@ -7,7 +7,7 @@
   package, and no ``module._x`` on an imported package module;
 * no module over 400 lines, no function over 60 lines outside the plotting modules;
 * no block of six or more code lines of the same shape repeated inside ``bayeslaw/``;
-* the README and the notebooks use only names the package exports at the top.
+* the README, the docs and the notebooks use only names the package exports at the top.
 
 The checkers take a folder, so that the tests below can also run them on small packages
 written to ``tmp_path`` and show that each one can fail.
@@ -547,8 +547,9 @@ def test_repeat_checker_finds_blocks(tmp_path):
 
 
 def _doc_code() -> list[tuple[str, str]]:
-    """The Python of the README (fenced ``python`` blocks and indented blocks that use ``bl.``)
-    and of the notebooks, as ``(where, source)``."""
+    """The Python of the README (fenced ``python`` blocks and indented blocks that use ``bl.``),
+    of the documentation's pages (fenced ``python`` blocks) and of the notebooks, as
+    ``(where, source)``."""
     code = []
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for m in re.finditer(r"```python\n(.*?)```", readme, re.S):
@@ -557,6 +558,12 @@ def _doc_code() -> list[tuple[str, str]]:
         block = "\n".join(line[4:] for line in m.group(0).splitlines())
         if "bl." in block and "import" in block:
             code.append((f"README.md:{readme[:m.start()].count(chr(10)) + 1}", block))
+    for path in sorted((ROOT / "docs").rglob("*.md")):  # the user guide and benchmark pages
+        if "_build" not in path.parts:
+            where = path.relative_to(ROOT).as_posix()
+            text = path.read_text(encoding="utf-8")
+            code += [(f"{where}:{text[:m.start()].count(chr(10)) + 2}", m.group(1))
+                     for m in re.finditer(r"```python\n(.*?)```", text, re.S)]
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         code += [(f"notebooks/{path.name} cell {i}", "".join(c["source"]))
@@ -587,7 +594,7 @@ def test_docs_use_only_top_level_names():
             elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                   and node.value.id == "bl" and node.attr not in exported):
                 found.append(f"{where}: bl.{node.attr} is not in bayeslaw.__all__")
-    assert not found, ("the README and the notebooks import only `bayeslaw` (as bl) and "
+    assert not found, ("the README, the docs and the notebooks import only `bayeslaw` (as bl) and "
                        "`bayeslaw.testing`, and use only names the package exports:\n"
                        + "\n".join(sorted(set(found))))
 
