@@ -35,9 +35,8 @@ from bayeslaw.cli import main
 from bayeslaw.errors import BayeslawError, FleetWarning, SpecError, TaskFailedWarning
 from bayeslaw.simulate import looped_sweep
 
-from .test_checks import MATCHED
-
 from .extras import need
+from .test_checks import MATCHED
 
 distributed = need("distributed", "dask.distributed runs the fleets", module_level=True)
 
