@@ -137,6 +137,49 @@ def test_sbc_verdict_on_hand_made_ranks():
     assert len(fig.axes) == 2
 
 
+def test_sbc_verdict_fails_unconverged_simulations_unless_allowed():
+    """At 23aba32 the verdict ignored each simulation's convergence: uniform ranks from fits
+    that all diverged passed ``assert_ok()``."""
+    ranks = np.arange(0, 100, 2.5).astype(int)
+    diverged = [{"sim": i, "ranks": {"x": int(r)}, "n_ranks": 99, "max_rhat": 1.0,
+                 "divergences": 3} for i, r in enumerate(ranks)]
+    verdict = testing.sbc_verdict(diverged)
+    assert not verdict.passed and verdict.values["unconverged"] == 40
+    assert verdict.failures == [
+        "40 of 40 simulations did not converge (R-hat > 1.01 or divergent transitions: "
+        "simulation 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 ...); their ranks come from unsampled "
+        "posteriors: lengthen tune / draws or raise target_accept, or pass "
+        "allow_unconverged=True to judge the ranks anyway"]
+    with pytest.raises(AssertionError, match="40 of 40 simulations did not converge"):
+        verdict.assert_ok()
+    allowed = testing.sbc_verdict(diverged, allow_unconverged=True)
+    assert allowed.passed and allowed.values["unconverged"] == 40
+    # one fit with a high (or undefined) R-hat, no divergences: counted too
+    mixed = [dict(r, divergences=0) for r in diverged]
+    mixed[7] = dict(mixed[7], max_rhat=1.05)
+    mixed[9] = dict(mixed[9], max_rhat=float("nan"))
+    verdict = testing.sbc_verdict(mixed)
+    assert verdict.values["unconverged"] == 2 and "simulation 7, 9)" in verdict.failures[0]
+
+
+def test_sbc_passes_allow_unconverged_to_its_verdict(sbc_design, monkeypatch):
+    """``sbc()`` judges its simulations' convergence (every fit stubbed as divergent)."""
+    from bayeslaw import calibration
+
+    def divergent_fit(data, spec, truth, seed, fit_kwargs, record):
+        rank = (seed * 37) % 100  # spread over 0..99
+        return {**record, "truth": dict(truth), "ranks": {p: rank for p in truth},
+                "max_rhat": 1.0, "min_ess_bulk": 500.0, "divergences": 2}
+
+    monkeypatch.setattr(calibration, "_ranked_fit", divergent_fit)
+    strict = testing.sbc(sbc_design, MATCHED, n_sims=5, seed=1, params=["E"])
+    assert not strict.passed and strict.values["unconverged"] == 5
+    assert "5 of 5 simulations did not converge" in strict.failures[0]
+    allowed = testing.sbc(sbc_design, MATCHED, n_sims=5, seed=1, params=["E"],
+                          allow_unconverged=True)
+    assert allowed.values["unconverged"] == 5 and not allowed.failures
+
+
 # -- posterior predictive check and bayeslaw check -----------------------------------------
 def matched_data():
     """The SBC design's points with losses simulated from the matched spec."""
