@@ -88,8 +88,7 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
     n_sims : int
         Number of simulated sweeps (each is fitted once).
     fit_spec : optional
-        Spec to fit with (default ``spec``); a different one shows what miscalibration
-        looks like (the check must then fail).
+        Spec to fit with (default ``spec``); another one shows miscalibration (must fail).
     n_ranks : int
         Posterior draws kept (evenly thinned) for each rank, so ranks run 0..``n_ranks``
         (thinning below the ESS keeps ranks of autocorrelated draws uniform).
@@ -107,23 +106,18 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
         reused only when everything that defines it matches (:func:`sbc_key`); others are
         ignored with a warning.
     client, workers, progress :
-        Each simulation's fit is a task of :func:`bayeslaw.fleet.run`: serially by default,
-        on a local cluster of ``workers`` processes or a Dask ``client`` (a client or a
-        scheduler's address), with a progress bar over the simulations. The records are the
-        same either way; each is appended to ``path`` as its fit finishes. A simulation whose
-        fit raises is named in a :class:`~bayeslaw.errors.TaskFailedWarning` and left out
-        of the verdict (and of ``path``, so a rerun tries it again).
+        Each simulation's fit is a task of :func:`bayeslaw.fleet.run` (serially by default,
+        ``workers`` local processes or a Dask ``client`` / address), with a progress bar; the
+        records are the same either way, each appended to ``path`` as its fit finishes. A
+        fit that fails is named in a :class:`~bayeslaw.errors.TaskFailedWarning` and left
+        out of the verdict (and of ``path``, so a rerun tries it again).
     allow_unconverged : bool
-        A simulation whose fit did not converge (:func:`unconverged`: R-hat above
-        ``constants.MAX_RHAT`` or divergent transitions) fails the verdict by default: its
-        ranks come from a posterior that was not sampled. ``True`` judges the ranks anyway
-        (the count stays in ``values["unconverged"]``).
+        Unconverged fits (:func:`unconverged`) fail the verdict unless ``True``.
     **fit_kwargs
         Sampler settings for every fit (``draws``, ``tune``, ``chains``, ...).
     """
     gen = resolve_spec(spec, law=None, columns=design.columns)
-    fitted = (resolve_spec(fit_spec, law=None, columns=design.columns)
-              if fit_spec is not None else gen)
+    fitted = gen if fit_spec is None else resolve_spec(fit_spec, law=None, columns=design.columns)
     params = list(params) if params is not None else [*gen.free_params, "sigma"]
     path = Path(path) if path is not None else None
     key = sbc_key(design, gen, fitted, seed=seed, n_ranks=n_ranks, params=params,
@@ -134,9 +128,8 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
                               params, fitted, seed, fit_kwargs,
                               {"seed0": seed, "key": key, "n_ranks": n_ranks})
     done |= _run_simulations(tasks, path, client=client, workers=workers, progress=progress)
-    records = [done[i] for i in range(n_sims) if i in done]
-    return sbc_verdict(records, params=params, alpha=alpha, bins=bins,
-                       allow_unconverged=allow_unconverged)
+    return sbc_verdict([done[i] for i in range(n_sims) if i in done], params=params,
+                       alpha=alpha, bins=bins, allow_unconverged=allow_unconverged)
 
 
 def _run_simulations(tasks: Sequence[Any], path: Path | None, **where: Any

@@ -288,16 +288,21 @@ def compare(fits: Mapping[str, Fit], *, method: str = "loo", group: str = C.RUN,
                     "grouped K-fold over runs")
             return replace(switched, notes=(*notes, note, *switched.notes))
         if bad_k == "refit" and len(bad) <= max_refits:
-            refit_notes: list[str] = []
-            pointwise[name][bad] = exact_loo_points(result, bad, **where, notes=refit_notes,
-                                                    **fit_kwargs)
-            notes.append(f"{name}: {len(bad)} points with Pareto k > {K_THRESHOLD} refitted "
-                         "exactly")
-            notes.extend(f"{name}: {note}" for note in refit_notes)
+            pointwise[name][bad] = _refit_exactly(name, result, bad, notes, where, fit_kwargs)
             continue
         notes.append(_warn_bad_k(name, khat, len(bad)))
     table = rank_table(pointwise, groups, p_eff, n_bad, method)
     return Comparison(table, method, pointwise, groups, (*notes, *unranked_notes(table)))
+
+
+def _refit_exactly(name: str, result: Fit, bad: np.ndarray, notes: list[str],
+                   where: Mapping[str, Any], fit_kwargs: Mapping[str, Any]) -> np.ndarray:
+    """The exact LOO elpd of model ``name``'s ``bad`` points; what was done added to notes."""
+    refit_notes: list[str] = []
+    elpd = exact_loo_points(result, bad, **where, notes=refit_notes, **fit_kwargs)
+    notes.append(f"{name}: {len(bad)} points with Pareto k > {K_THRESHOLD} refitted exactly")
+    notes.extend(f"{name}: {note}" for note in refit_notes)
+    return elpd
 
 
 def _kfold_comparison(fits: Mapping[str, Fit], data: LossData, groups: np.ndarray,
