@@ -64,10 +64,14 @@ def sbc_design():
 @pytest.fixture(scope="session")
 def sbc_runs(sbc_design, tmp_path_factory):
     path = tmp_path_factory.mktemp("sbc") / "matched.jsonl"
+    # the verdict counts unconverged fits since 23aba32 (ignored before): these short fits
+    # (2 x 400 draws) ended with R-hat above 1.01 (up to 1.053) in 9 of 20 matched
+    # simulations when that was written; the ranks are under test here, so they are allowed
+    # explicitly (and counted: values["unconverged"])
     matched = testing.sbc(sbc_design, MATCHED, n_sims=N_SIMS, seed=1, path=path,
-                          **SBC_SAMPLER)
+                          allow_unconverged=True, **SBC_SAMPLER)
     narrow = testing.sbc(sbc_design, MATCHED, fit_spec=NARROW, n_sims=N_SIMS, seed=1,
-                         **SBC_SAMPLER)
+                         allow_unconverged=True, **SBC_SAMPLER)
     return matched, narrow, path
 
 
@@ -94,6 +98,11 @@ def test_sbc_resumes_from_its_file(sbc_runs, sbc_design, monkeypatch):
     monkeypatch.setattr(inference, "fit", no_fit)
     again = testing.sbc(sbc_design, MATCHED, n_sims=N_SIMS, seed=1, path=path, **SBC_SAMPLER)
     assert again.values["ranks"] == matched.values["ranks"]
+    # the resumed records keep each fit's convergence: the same simulations count as
+    # unconverged, and fail the verdict unless allowed
+    strict = testing.sbc(sbc_design, MATCHED, n_sims=N_SIMS, seed=1, path=path, **SBC_SAMPLER)
+    assert strict.values["unconverged"] == matched.values["unconverged"]
+    assert strict.passed == (matched.passed and not matched.values["unconverged"])
 
 
 @pytest.mark.parametrize("change", ["sampler", "spec", "fit_spec", "design", "seed"])
