@@ -26,6 +26,8 @@ from .errors import BayeslawError
 
 #: The approximate methods of ``fit(method=...)``.
 METHODS = ("laplace", "pathfinder")
+#: Laplace's point may lie at most this many posterior sds (the Newton step) from the mode.
+MAX_MODE_OFFSET_SD = 0.05
 
 _EXPAND = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p,
                            ctypes.c_void_p, ctypes.c_void_p)
@@ -68,6 +70,7 @@ def laplace(compiled: Any, density: Any, seed: int, n_draws: int) -> tuple[Any, 
             "method='laplace' needs a proper mode of the posterior, and the optimizer found "
             "none (it failed, or the curvature is flat along some parameter, e.g. a group sd "
             "at zero); use method='pathfinder' or the default method='nuts'")
+    _check_stationary(compiled, mode)
     t1 = time.perf_counter()
     factor = np.linalg.cholesky(mode.cov)  # dense at any size: this runs once
     z = np.random.default_rng(int(seed)).standard_normal((n_draws, len(mode.point)))
@@ -86,6 +89,27 @@ def laplace(compiled: Any, density: Any, seed: int, n_draws: int) -> tuple[Any, 
     k = _pareto_k(compiled, points, z)
     return idata, {"start_s": t1 - t0, "sample_s": time.perf_counter() - t1,
                    "start_evaluations": mode.evaluations, "pareto_k": k}
+
+
+def _check_stationary(compiled: Any, mode: Any) -> None:
+    """Refuse a Laplace approximation at a point where the gradient has not vanished.
+
+    The optimizer may stop short of the mode (an iteration limit, a line search stuck at an
+    overflow). The gradient ``g`` there is judged on the posterior's own scale: the Newton
+    step ``H^-1 g`` to the mode, measured in posterior standard deviations
+    (``sqrt(g' H^-1 g)``), must stay below :data:`MAX_MODE_OFFSET_SD`.
+    """
+    from .warmstart import LogDensity
+
+    logp, grad = LogDensity(compiled)(mode.point)
+    offset = float(np.sqrt(max(grad @ mode.cov @ grad, 0.0))) if np.isfinite(logp) else np.inf
+    if not offset <= MAX_MODE_OFFSET_SD:
+        norm = float(np.max(np.abs(grad))) if np.isfinite(logp) else np.nan
+        raise BayeslawError(
+            f"method='laplace': the optimizer stopped short of the posterior's mode (gradient "
+            f"norm {norm:.3g} (largest coordinate), a Newton step of {offset:.3g} posterior "
+            f"sds to the mode, above {MAX_MODE_OFFSET_SD}); its draws would be centred off "
+            "the mode: use the default method='nuts' or method='pathfinder'")
 
 
 def _pareto_k(compiled: Any, points: np.ndarray, z: np.ndarray) -> float:

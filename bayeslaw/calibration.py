@@ -76,7 +76,7 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
         params: Sequence[str] | None = None, alpha: float = 0.01, bins: int | None = None,
         seed: int = 0, path: str | Path | None = None, client: Any = None,
         workers: int | None = None, progress: bool | None = None,
-        **fit_kwargs: Any) -> CheckResult:
+        allow_unconverged: bool = False, **fit_kwargs: Any) -> CheckResult:
     """Simulation-based calibration of ``spec`` on the points of ``design``.
 
     Parameters
@@ -88,8 +88,7 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
     n_sims : int
         Number of simulated sweeps (each is fitted once).
     fit_spec : optional
-        Spec to fit with (default ``spec``); a different one shows what miscalibration
-        looks like (the check must then fail).
+        Spec to fit with (default ``spec``); another one shows miscalibration (must fail).
     n_ranks : int
         Posterior draws kept (evenly thinned) for each rank, so ranks run 0..``n_ranks``
         (thinning below the ESS keeps ranks of autocorrelated draws uniform).
@@ -107,18 +106,18 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
         reused only when everything that defines it matches (:func:`sbc_key`); others are
         ignored with a warning.
     client, workers, progress :
-        Each simulation's fit is a task of :func:`bayeslaw.fleet.run`: serially by default,
-        on a local cluster of ``workers`` processes or a Dask ``client`` (a client or a
-        scheduler's address), with a progress bar over the simulations. The records are the
-        same either way; each is appended to ``path`` as its fit finishes. A simulation whose
-        fit raises is named in a :class:`~bayeslaw.errors.TaskFailedWarning` and left out
-        of the verdict (and of ``path``, so a rerun tries it again).
+        Each simulation's fit is a task of :func:`bayeslaw.fleet.run` (serially by default,
+        ``workers`` local processes or a Dask ``client`` / address), with a progress bar; the
+        records are the same either way, each appended to ``path`` as its fit finishes. A
+        fit that fails is named in a :class:`~bayeslaw.errors.TaskFailedWarning` and left
+        out of the verdict (and of ``path``, so a rerun tries it again).
+    allow_unconverged : bool
+        Unconverged fits (:func:`unconverged`) fail the verdict unless ``True``.
     **fit_kwargs
         Sampler settings for every fit (``draws``, ``tune``, ``chains``, ...).
     """
     gen = resolve_spec(spec, law=None, columns=design.columns)
-    fitted = (resolve_spec(fit_spec, law=None, columns=design.columns)
-              if fit_spec is not None else gen)
+    fitted = gen if fit_spec is None else resolve_spec(fit_spec, law=None, columns=design.columns)
     params = list(params) if params is not None else [*gen.free_params, "sigma"]
     path = Path(path) if path is not None else None
     key = sbc_key(design, gen, fitted, seed=seed, n_ranks=n_ranks, params=params,
@@ -129,8 +128,8 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
                               params, fitted, seed, fit_kwargs,
                               {"seed0": seed, "key": key, "n_ranks": n_ranks})
     done |= _run_simulations(tasks, path, client=client, workers=workers, progress=progress)
-    records = [done[i] for i in range(n_sims) if i in done]
-    return sbc_verdict(records, params=params, alpha=alpha, bins=bins)
+    return sbc_verdict([done[i] for i in range(n_sims) if i in done], params=params,
+                       alpha=alpha, bins=bins, allow_unconverged=allow_unconverged)
 
 
 def _run_simulations(tasks: Sequence[Any], path: Path | None, **where: Any
@@ -196,9 +195,22 @@ def _ranked_fit(data: LossData, spec: ModelSpec, truth: Mapping[str, float], see
             "divergences": diag.divergences}
 
 
+def unconverged(record: Mapping[str, Any]) -> bool:
+    """Whether a simulation's fit did not converge (R-hat over the threshold, divergences).
+
+    R-hat above (or not below: NaN) ``constants.MAX_RHAT``, or any divergent transition.
+    """
+    return not record["max_rhat"] <= C.MAX_RHAT or record["divergences"] > 0
+
+
 def sbc_verdict(records: Sequence[Mapping[str, Any]], *, params: Sequence[str] | None = None,
-                alpha: float = 0.01, bins: int | None = None) -> CheckResult:
-    """Chi-square test of uniform ranks per parameter (Bonferroni at family-wise ``alpha``)."""
+                alpha: float = 0.01, bins: int | None = None,
+                allow_unconverged: bool = False) -> CheckResult:
+    """Chi-square test of uniform ranks per parameter (Bonferroni at family-wise ``alpha``).
+
+    Simulations whose fit did not converge (:func:`unconverged`) are counted
+    (``values["unconverged"]``) and fail the verdict unless ``allow_unconverged``.
+    """
     if not records:
         raise ArgumentError("no SBC simulations to judge: run sbc() with n_sims >= 1")
     params = list(params or records[0]["ranks"])
@@ -222,7 +234,16 @@ def sbc_verdict(records: Sequence[Mapping[str, Any]], *, params: Sequence[str] |
             failures.append(f"{p}: ranks not uniform (chi-square {chi2:.1f} on {bins - 1} df, "
                             f"p = {pval:.2g} < {level:.2g}); {extreme:.0%} of truths fall "
                             "outside every posterior draw")
+    bad = [int(r.get("sim", i)) for i, r in enumerate(records) if unconverged(r)]
+    if bad and not allow_unconverged:
+        shown = ", ".join(map(str, bad[:10])) + (" ..." if len(bad) > 10 else "")
+        failures.append(f"{len(bad)} of {n} simulations did not converge (R-hat > "
+                        f"{C.MAX_RHAT} or divergent transitions: simulation {shown}); their "
+                        "ranks come from unsampled posteriors: lengthen tune / draws or raise "
+                        "target_accept, or pass allow_unconverged=True to judge the ranks "
+                        "anyway")
     values = {"n_sims": n, "n_ranks": n_ranks, "bins": bins, "alpha": alpha,
+              "unconverged": len(bad),
               "max_rhat": float(max(r["max_rhat"] for r in records)),
               "divergent_fits": int(sum(r["divergences"] > 0 for r in records)),
               "ranks": {p: [r["ranks"][p] for r in records] for p in params}}

@@ -179,12 +179,17 @@ def cmd_fit(args: argparse.Namespace) -> int:
         raise BayeslawError("--xscale sets the token axis of the grid figure; this table has "
                             "no D column (its figure is drawn against N)")
     print(f"data: {data.source} - {len(data)} points, {len(data.runs)} runs", flush=True)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        warnings.simplefilter("always", ApproximationWarning)
-        result = fit(data, args.spec, law=args.law, seed=args.seed, draws=args.draws,
-                     tune=args.tune, chains=args.chains, backend=args.backend,
-                     progress=False if args.no_progress else None, method=args.method)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            warnings.simplefilter("always", ApproximationWarning)
+            result = fit(data, args.spec, law=args.law, seed=args.seed, draws=args.draws,
+                         tune=args.tune, chains=args.chains, backend=args.backend,
+                         progress=False if args.no_progress else None, method=args.method)
+    except Exception:  # what fit warned before it failed (a WarmStartWarning) is not lost
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        raise
     grid = {"xscale": args.xscale} if C.D in data.columns else {}
     paths = write_fit_outputs(result, Path(args.out), **grid)
     print(result.summary().to_string(float_format=lambda v: f"{v:.4g}"))

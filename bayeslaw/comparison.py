@@ -52,7 +52,8 @@ class Comparison:
     table : DataFrame
         One row per model, best first: ``rank``, ``elpd``, ``se``, ``elpd_diff`` (to the best),
         ``dse`` (its standard error), ``p`` (effective parameters; NaN for K-fold),
-        ``weight`` (stacking), ``n_bad_k`` (LOO points with k > 0.7), ``method``.
+        ``weight`` (stacking), ``n_bad_k`` (LOO points with k > 0.7), ``method``, ``note``
+        (why a model is unranked: its elpd is not defined; ranked last, NaN weight).
     method : str
         ``"loo"``, ``"waic"`` or ``"kfold:<group>"``.
     pointwise : dict of str to ndarray
@@ -76,12 +77,17 @@ class Comparison:
 
     def summary_sentence(self) -> str:
         """One sentence saying what the table means."""
-        t = self.table
+        unranked = self.table.index[self.table["note"].astype(bool)] \
+            if "note" in self.table else self.table.index[:0]
+        t = self.table.drop(index=unranked)
         what = {"loo": "PSIS-LOO (one point left out at a time)",
                 "waic": "WAIC"}.get(self.method, f"grouped K-fold CV leaving out whole "
                                                   f"{self.method.split(':', 1)[-1]} groups")
+        tail = (f" Not ranked (elpd not defined at some points): {', '.join(unranked)}."
+                if len(unranked) else "")
         if len(t) < 2:
-            return f"Only {self.best} was scored by {what}: elpd {t['elpd'].iloc[0]:.1f}."
+            return (f"Only {self.best} was scored by {what}: elpd {t['elpd'].iloc[0]:.1f}."
+                    + tail)
         second = t.iloc[1]
         diff, dse = second["elpd_diff"], second["dse"]
         z = diff / dse if dse > 0 else (np.inf if diff > 0 else 0.0)
@@ -89,7 +95,7 @@ class Comparison:
         return (f"By {what}, {self.best} predicts held-out losses best; it is {strength} "
                 f"better than {t.index[1]} (elpd difference {second['elpd_diff']:.1f} "
                 f"+- {second['dse']:.1f}, per-run standard error), and stacking gives it "
-                f"weight {t['weight'].iloc[0]:.2f}.")
+                f"weight {t['weight'].iloc[0]:.2f}." + tail)
 
     def __repr__(self) -> str:
         cols = ["rank", "elpd", "se", "elpd_diff", "dse", "weight", "n_bad_k"]
@@ -165,8 +171,20 @@ def stacking_weights(pointwise: np.ndarray) -> np.ndarray:
 def rank_table(pointwise: Mapping[str, np.ndarray], groups: np.ndarray,
                p_eff: Mapping[str, float], bad_k: Mapping[str, int], method: str
                ) -> pd.DataFrame:
-    """The comparison table from pointwise elpd (standard errors over per-group sums)."""
+    """The comparison table from pointwise elpd (standard errors over per-group sums).
+
+    A model whose elpd is not defined (a point's elpd is NaN: a refit that failed, a
+    non-finite log-likelihood) is ranked after the others with NaN ``elpd_diff``, ``dse`` and
+    ``weight`` and a ``note`` naming its undefined points; the others are ranked, weighted and
+    differenced among themselves. Raises :class:`DataError` when no model has a defined elpd.
+    """
     names = list(pointwise)
+    undefined = {n: int(np.sum(~np.isfinite(pointwise[n]))) for n in names}
+    scored = [n for n in names if not undefined[n]]
+    if not scored:
+        raise DataError("no model has a defined elpd (points with NaN elpd: "
+                        + ", ".join(f"{n}: {undefined[n]}" for n in names)
+                        + "); see the notes on failed refits, and rerun those")
     group_codes = pd.factorize(pd.Series(groups))[0]
     g = len(np.unique(group_codes))
 
@@ -174,20 +192,30 @@ def rank_table(pointwise: Mapping[str, np.ndarray], groups: np.ndarray,
         return np.bincount(group_codes, weights=v, minlength=g)
 
     elpd = {n: float(np.sum(pointwise[n])) for n in names}
-    order = sorted(names, key=lambda n: -elpd[n])
+    order = sorted(scored, key=lambda n: -elpd[n]) + [n for n in names if undefined[n]]
     best = order[0]
-    weights = stacking_weights(np.column_stack([pointwise[n] for n in names]))
+    weights = dict(zip(scored, stacking_weights(np.column_stack([pointwise[n]
+                                                                 for n in scored])),
+                       strict=True))
     rows = []
     for rank, n in enumerate(order):
         sums = per_group(pointwise[n])
         diff = per_group(pointwise[best] - pointwise[n])
-        rows.append({"model": n, "rank": rank, "elpd": elpd[n],
-                     "se": float(np.sqrt(g * np.var(sums))),
-                     "elpd_diff": elpd[best] - elpd[n],
+        note = (f"elpd not defined at {undefined[n]} of {len(pointwise[n])} points (a failed "
+                "refit or a non-finite log-likelihood): ranked last, unweighted"
+                if undefined[n] else "")
+        rows.append({"model": n, "rank": rank, "elpd": elpd[n] if not note else np.nan,
+                     "se": float(np.sqrt(g * np.var(sums))) if not note else np.nan,
+                     "elpd_diff": elpd[best] - elpd[n] if not note else np.nan,
                      "dse": float(np.sqrt(g * np.var(diff))) if n != best else 0.0,
-                     "p": p_eff.get(n, np.nan), "weight": float(weights[names.index(n)]),
-                     "n_bad_k": int(bad_k.get(n, 0)), "method": method})
+                     "p": p_eff.get(n, np.nan), "weight": weights.get(n, np.nan),
+                     "n_bad_k": int(bad_k.get(n, 0)), "method": method, "note": note})
     return pd.DataFrame(rows).set_index("model")
+
+
+def unranked_notes(table: pd.DataFrame) -> tuple[str, ...]:
+    """The notes of the models :func:`rank_table` could not rank, each named."""
+    return tuple(f"{name}: {note}" for name, note in table["note"].items() if note)
 
 
 def _check_same_data(fits: Mapping[str, Fit]) -> LossData:
@@ -260,13 +288,21 @@ def compare(fits: Mapping[str, Fit], *, method: str = "loo", group: str = C.RUN,
                     "grouped K-fold over runs")
             return replace(switched, notes=(*notes, note, *switched.notes))
         if bad_k == "refit" and len(bad) <= max_refits:
-            pointwise[name][bad] = exact_loo_points(result, bad, **where, **fit_kwargs)
-            notes.append(f"{name}: {len(bad)} points with Pareto k > {K_THRESHOLD} refitted "
-                         "exactly")
+            pointwise[name][bad] = _refit_exactly(name, result, bad, notes, where, fit_kwargs)
             continue
         notes.append(_warn_bad_k(name, khat, len(bad)))
-    return Comparison(rank_table(pointwise, groups, p_eff, n_bad, method), method, pointwise,
-                      groups, tuple(notes))
+    table = rank_table(pointwise, groups, p_eff, n_bad, method)
+    return Comparison(table, method, pointwise, groups, (*notes, *unranked_notes(table)))
+
+
+def _refit_exactly(name: str, result: Fit, bad: np.ndarray, notes: list[str],
+                   where: Mapping[str, Any], fit_kwargs: Mapping[str, Any]) -> np.ndarray:
+    """The exact LOO elpd of model ``name``'s ``bad`` points; what was done added to notes."""
+    refit_notes: list[str] = []
+    elpd = exact_loo_points(result, bad, **where, notes=refit_notes, **fit_kwargs)
+    notes.append(f"{name}: {len(bad)} points with Pareto k > {K_THRESHOLD} refitted exactly")
+    notes.extend(f"{name}: {note}" for note in refit_notes)
+    return elpd
 
 
 def _kfold_comparison(fits: Mapping[str, Fit], data: LossData, groups: np.ndarray,
@@ -275,8 +311,9 @@ def _kfold_comparison(fits: Mapping[str, Fit], data: LossData, groups: np.ndarra
     """Grouped K-fold CV of every fit over the levels of ``group`` (see :func:`compare`)."""
     folds = group_folds(data, group, k, seed=seed)
     pointwise, notes = kfold_refits(fits, folds, {"seed": seed, **fit_kwargs}, **where)
-    return Comparison(rank_table(pointwise, groups, {}, {}, f"kfold:{group}"),
-                      f"kfold:{group}", pointwise, groups, tuple(notes))
+    table = rank_table(pointwise, groups, {}, {}, f"kfold:{group}")
+    return Comparison(table, f"kfold:{group}", pointwise, groups,
+                      (*notes, *unranked_notes(table)))
 
 
 def _warn_bad_k(name: str, khat: np.ndarray, n_bad: int) -> str:

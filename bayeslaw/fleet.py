@@ -18,8 +18,10 @@ the compiled-model cache swaps data into shared models.
 
 Every task runs through :func:`execute`, in the worker or here: the same function, seeds and
 arguments give the same result, so a fleet's results equal the serial run's. Its warnings are
-recorded and issued here, as each task finishes, with the task's name; a task that raises is
-kept as a failed :class:`Outcome` (its error, type and traceback) and the others go on. The
+recorded and issued here, as each task finishes, with the task's name; a task that fails (a
+:class:`~bayeslaw.errors.BayeslawError` or the sampler's own error: :func:`task_failure`) is
+kept as a failed :class:`Outcome` (its error, type and traceback) and the others go on; any
+other error is a bug and is raised, as a serial loop would raise it. The
 caller decides what a failure means (:func:`values`: a :class:`TaskFailedWarning` naming each
 failed task when others succeeded, the first error raised when none did). A progress bar over
 the tasks is drawn on stderr (by default when stderr is a terminal, not in CI or pytest).
@@ -40,7 +42,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ArgumentError, FleetWarning, TaskFailedWarning
+from .errors import ArgumentError, BayeslawError, FleetWarning, TaskFailedWarning
 
 #: Tasks in one process run one at a time (the compiled-model cache is not thread-safe).
 _LOCK = threading.Lock()
@@ -71,6 +73,8 @@ class Outcome:
     error_text: str = ""
     warnings: tuple[tuple[str, type[Warning], str, int], ...] = ()
     seconds: float = 0.0
+    #: the error is a bug (not a :func:`task_failure`): raised by :func:`run`, not kept
+    fatal: bool = False
 
     @property
     def ok(self) -> bool:
@@ -84,25 +88,49 @@ def default_progress() -> bool:
     return sys.stderr.isatty() and not ci and "PYTEST_CURRENT_TEST" not in os.environ
 
 
-def execute(task: Task, portable: bool = False) -> Outcome:
-    """Run ``task`` in this process: its value or error, and its recorded warnings.
+def task_failure(error: BaseException) -> bool:
+    """Whether ``error`` is a task's failure (kept as a failed :class:`Outcome`), not a bug.
 
-    ``portable`` (in a Dask worker): an error that cannot be pickled back is replaced by a
-    ``RuntimeError`` with its text; here the error is kept as it is.
+    A :class:`~bayeslaw.errors.BayeslawError` (bad input, a fit that cannot run, strict
+    convergence) and the sampler's own failures (PyMC's ``SamplingError``; an error raised
+    from inside nutpie, whose Rust sampler reports as ``RuntimeError`` / ``ValueError``) fail
+    one task. Anything else (``TypeError``, ``AttributeError``, ``AssertionError``, ...) is a
+    programming error: :func:`run` raises it rather than returning a partial result.
+    """
+    if isinstance(error, BayeslawError):
+        return True
+    pymc_errors = sys.modules.get("pymc.exceptions")  # not imported: not PyMC's error
+    if pymc_errors is not None and isinstance(error, pymc_errors.SamplingError):
+        return True
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and isinstance(error, RuntimeError | ValueError) and \
+        f"{os.sep}nutpie{os.sep}" in frames[-1].filename
+
+
+def execute(task: Task, portable: bool = False) -> Outcome:
+    """Run ``task`` in this process: its value or its failure, and its recorded warnings.
+
+    An error that is not a :func:`task_failure` is raised here (serially) or, in a Dask
+    worker (``portable``), returned as a ``fatal`` outcome that :func:`run` raises. With
+    ``portable`` an error that cannot be pickled back is replaced by a ``RuntimeError`` with
+    its text; here the error is kept as it is.
     """
     with _LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0 = time.perf_counter()
         try:
             value, error, text = task.fn(*task.args, **task.kwargs), None, ""
-        except Exception as exc:  # kept in the outcome: the caller names the task
+        except Exception as exc:  # a failure is kept (the caller names the task), a bug not
+            if not portable and not task_failure(exc):
+                raise
             value, error = None, exc
             text = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
         seconds = time.perf_counter() - t0
+    fatal = error is not None and not task_failure(error)
     if portable and error is not None and not _picklable(error):
         error = RuntimeError(text.splitlines()[0])
     recorded = tuple((str(w.message), w.category, w.filename, w.lineno) for w in caught)
-    return Outcome(task.name, value, error, text, recorded, seconds)
+    return Outcome(task.name, value, error, text, recorded, seconds, fatal)
 
 
 def _picklable(obj: Any) -> bool:
@@ -151,6 +179,8 @@ def run(tasks: Sequence[Task], *, client: Any = None, workers: int | None = None
     registry: dict[Any, Any] = {}
 
     def finish(i: int, outcome: Outcome) -> None:
+        if outcome.fatal:  # a bug in a worker's task: raised as a serial run raises it
+            raise _with_worker_text(outcome)
         outcomes[i] = outcome
         for message, category, filename, lineno in outcome.warnings:
             warnings.warn_explicit(message, category, filename, lineno, registry=registry)
@@ -185,6 +215,13 @@ def _run_dask(client: Any, tasks: Sequence[Task], finish: Callable[[int, Outcome
         except Exception as exc:  # the worker died, or the task could not reach it
             outcome = Outcome(tasks[i].name, None, exc, f"{type(exc).__name__}: {exc}")
         finish(i, outcome)
+
+
+def _with_worker_text(outcome: Outcome) -> BaseException:
+    """A fatal outcome's error, with the worker's traceback (as text) in a note."""
+    error = outcome.error or RuntimeError(outcome.error_text)
+    error.add_note(f"task {outcome.name!r}, in a Dask worker:\n{outcome.error_text}")
+    return error
 
 
 @contextlib.contextmanager

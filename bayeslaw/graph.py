@@ -38,10 +38,10 @@ from .data import LossData
 from .errors import SpecError
 from .kernel import (
     conditional_terms,
+    curve_random,
     density_terms,
     link_value,
     noise_scale,
-    standard_noise,
     walk_variance,
 )
 from .plan import Plan, groups_of, level_dim
@@ -229,9 +229,9 @@ class LossModel:
             mu = self.spec.law_obj(pt, cov, theta, self.spec.reference)
             if mu.type.broadcastable[-1] or mu.ndim < 2:  # no per-point covariate
                 mu = pt.broadcast_to(mu, loss_obs.shape)
-            loc, sigma = self._observation(pm, pt, mu, self._noise(pm, pt, codes), log_d,
-                                           loss_obs, values)
-            curve_likelihood(pm, self.spec.likelihood, loc, sigma, mask, loss_obs)
+            loc, sigma, process = self._observation(pm, pt, mu, self._noise(pm, pt, codes),
+                                                    log_d, loss_obs, values)
+            curve_likelihood(pm, self.spec.likelihood, loc, sigma, mask, loss_obs, process)
         return model
 
     def _covariates(self, pm: Any, pt: Any, values: dict[str, np.ndarray]
@@ -304,8 +304,12 @@ class LossModel:
         return pm.Deterministic("sigma_run", per_run, dims="run")
 
     def _observation(self, pm: Any, pt: Any, mu: Any, sigma: Any, log_d: Any, loss_obs: Any,
-                     values: dict[str, np.ndarray]) -> tuple[Any, Any]:
-        """Location and scale of each point given its run's previous one (:mod:`kernel`)."""
+                     values: dict[str, np.ndarray]) -> tuple[Any, Any, tuple[Any, ...]]:
+        """Location, scale and (AR(1), walk) generative inputs of each point (:mod:`kernel`).
+
+        The location and scale are conditional on the run's previous point; the inputs are
+        :func:`kernel.curve_random`'s (the law's value, marginal scale, ``ar1`` or walk).
+        """
         lk = self.spec.likelihood
         decay = lk.sigma_decay.create("sigma_decay") if lk.sigma_decay is not None else None
         scale = sigma
@@ -313,19 +317,21 @@ class LossModel:
             scale = noise_scale(pt, _per_point(pt, sigma), log_d=log_d, decay=decay,
                                 mu=mu if lk.sigma_relative else None)
         if lk.ar1 is None and lk.walk is None:
-            return mu, scale
+            return mu, scale, ()
         follows = pm.Data("follows", values["follows"], dims=("run", "pos"))
         resid_prev = _previous(pt, loss_obs - mu)
+        marginal = pt.broadcast_to(_per_point(pt, scale), mu.shape)
         if lk.ar1 is not None:  # conditional on the previous point of the run
             ratio = scale / _previous(pt, scale) if scale.ndim == 2 else 1.0
-            return conditional_terms(pt, mu, _per_point(pt, scale), resid_prev, follows,
-                                     ar1=lk.ar1.create("ar1"), ratio=ratio)
+            ar1 = lk.ar1.create("ar1")
+            return (*conditional_terms(pt, mu, _per_point(pt, scale), resid_prev, follows,
+                                       ar1=ar1, ratio=ratio), (mu, marginal, ar1))
         hurst = lk.walk_hurst.create("walk_hurst") if lk.walk_hurst is not None else 0.5
         var = walk_variance(pt, log_d, _previous(pt, log_d), follows, lk.walk.create("walk"),
                             lk.walk_start.create("walk_start"), 0.0, hurst,
                             mu=mu if lk.sigma_relative else None)
-        return conditional_terms(pt, mu, _per_point(pt, scale), resid_prev, follows,
-                                 walk_var=var)
+        return (*conditional_terms(pt, mu, _per_point(pt, scale), resid_prev, follows,
+                                   walk_var=var), (mu, marginal, var))
 
 
 def _per_point(pt: Any, sigma: Any) -> Any:
@@ -345,41 +351,32 @@ def curve_logp(family: str) -> Any:
     per point.  Each run's density is the sum over its (unmasked) points of the Student-t or
     normal log density; the terms that do not depend on the point (the normalizing constant in
     ``nu``, the log of a per-run scale) are computed once per run and multiplied by its number
-    of points, not evaluated at every point.
+    of points, not evaluated at every point (inputs after ``mask``: ``kernel.curve_random``'s).
     """
     import pytensor.tensor as pt
     from pytensor.tensor.special import gammaln
 
+    t = family == "student_t"
+
     def logp(value: Any, loc: Any, sigma: Any, *rest: Any) -> Any:
-        mask = rest[-1]
+        mask = rest[1 if t else 0]
         count = pt.sum(mask, axis=-1)
         per_point = sigma.ndim == value.ndim
         z = (value - loc) / (sigma if per_point else sigma[..., None])
         log_sigma = (pt.sum(mask * pt.log(sigma), axis=-1) if per_point
                      else count * pt.log(sigma))
-        const, factor, core = density_terms(pt, gammaln, family, z,
-                                            rest[0] if family == "student_t" else None)
+        const, factor, core = density_terms(pt, gammaln, family, z, rest[0] if t else None)
         return count * const - log_sigma + factor * pt.sum(mask * core, axis=-1)
 
     return logp
 
 
-def curve_random(family: str) -> Any:
-    """Draws of the curves (numpy): ``loc`` plus Student-t or normal noise of scale ``sigma``."""
+def curve_likelihood(pm: Any, lk: Any, loc: Any, sigma: Any, mask: Any, loss_obs: Any,
+                     process: tuple[Any, ...] = ()) -> Any:
+    """The observed ``loss``, dims ``(run, pos)``: one multivariate draw per run's curve.
 
-    def random(loc: Any, sigma: Any, *rest: Any, rng: Any = None, size: Any = None) -> Any:
-        loc = np.asarray(loc)
-        shape = loc.shape if size is None else (*size, loc.shape[-1])
-        sigma = np.asarray(sigma)
-        scale = sigma if sigma.ndim == loc.ndim else sigma[..., None]
-        noise = standard_noise(rng, family, shape, rest[0] if family == "student_t" else None)
-        return np.broadcast_to(loc, shape) + np.broadcast_to(scale, shape) * noise
-
-    return random
-
-
-def curve_likelihood(pm: Any, lk: Any, loc: Any, sigma: Any, mask: Any, loss_obs: Any) -> Any:
-    """The observed ``loss``, dims ``(run, pos)``: one multivariate draw per run's curve."""
+    ``process``: :func:`kernel.curve_random`'s generative inputs (the density ignores them).
+    """
     params = [loc, sigma]
     sig = ["(l)", "(l)" if sigma.ndim == 2 else "()"]
     if lk.family == "student_t":
@@ -387,6 +384,10 @@ def curve_likelihood(pm: Any, lk: Any, loc: Any, sigma: Any, mask: Any, loss_obs
         sig.append("()")
     params.append(mask)
     sig.append("(l)")
+    kind = "" if not process else "ar1" if lk.ar1 is not None else "walk_var"
+    for value in process:
+        params.append(value)
+        sig.append("(l)" if value.ndim == 2 else "()")
     return pm.CustomDist("loss", *params, logp=curve_logp(lk.family),
-                         random=curve_random(lk.family), observed=loss_obs,
+                         random=curve_random(lk.family, kind), observed=loss_obs,
                          signature=",".join(sig) + "->(l)", dims=("run", "pos"))

@@ -28,6 +28,33 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Band colours, from the widest band to the narrowest.
 _BAND_ALPHA = {0.9: 0.18, 0.5: 0.35}
+#: Most panels in a row of the grid figure: more N levels wrap onto further rows.
+MAX_COLUMNS = 6
+#: Most panels of one N level each; a sweep with more (T_m levels x N levels) draws
+#: neighbouring N levels in one panel, each run coloured by its N.
+MAX_PANELS = 48
+
+
+def grid_layout(t_levels: Sequence[Any], n_levels: Sequence[float]
+                ) -> tuple[list[tuple[int, int, Any, tuple[float, ...]]], int, int]:
+    """Where each panel of the grid figure goes: ``(row, column, T_m, N levels)``, rows, columns.
+
+    Each ``T_m`` level's panels run along rows of at most :data:`MAX_COLUMNS` (wrapping onto
+    further rows), one N level per panel while ``T_m levels x N levels`` stays within
+    :data:`MAX_PANELS`; beyond it, each ``T_m`` level gets a whole number of rows of panels
+    (at least one) over neighbouring N levels, split as evenly as they go.  A sweep of a few
+    sizes keeps its grid of rows ``T_m``, columns ``N``.
+    """
+    n, t = len(n_levels), len(t_levels)
+    groups = n if t * n <= MAX_PANELS else min(
+        n, max(MAX_COLUMNS, MAX_PANELS // t // MAX_COLUMNS * MAX_COLUMNS))
+    columns = max(1, min(groups, MAX_COLUMNS))
+    rows_per_t = -(-groups // columns)
+    split = np.array_split(np.arange(n), groups)
+    panels = [(i * rows_per_t + g // columns, g % columns, level,
+               tuple(float(n_levels[k]) for k in idx))
+              for i, level in enumerate(t_levels) for g, idx in enumerate(split)]
+    return panels, t * rows_per_t, columns
 
 
 def next_N(levels: Sequence[float]) -> float | None:
@@ -122,6 +149,10 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
               schedule: Any = None) -> Any:
     """Grid of loss curves: rows ``T_m``, columns ``N``, x tokens (billions), y loss.
 
+    At most :data:`MAX_COLUMNS` panels a row: more N levels wrap onto further rows, and past
+    :data:`MAX_PANELS` panels neighbouring N levels share a panel, each run coloured by its N
+    (:func:`grid_layout`), so that a sweep of any number of sizes stays readable.
+
     Each panel shows the observed curve(s) ("Real"), the posterior median (dashed, "Pred
     (median)") and shaded central credible bands ("Pred 50% / 90% band" by default) of a
     new observation (``kind="predictive"``) or of the law (``kind="epistemic"``).
@@ -193,39 +224,48 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
                         *_new_N_points(runs, frame, add_N, t_levels, extend_to, n_grid)],
                        ignore_index=True)
     pred = predict(fit, points, kind=kind, probs=probs, seed=seed, schedule=schedule).table
-    nrow, ncol = len(t_levels), len(n_levels)
+    panels, nrow, ncol = grid_layout(t_levels, n_levels)
     fig, axes = plt.subplots(nrow, ncol, figsize=(panel_size[0] * ncol, panel_size[1] * nrow),
                              sharex=True, sharey=True, squeeze=False)
-    for i, t in enumerate(t_levels):
-        for j, n in enumerate(n_levels):
-            ax = axes[i, j]
-            sel = pred[C.N] == n
-            if has_T:
-                sel &= pred[C.T_M] == t
-            d_seen = 0.0
-            for run in pd.unique(pred.loc[sel, C.RUN]):
-                p = pred[sel & (pred[C.RUN] == run)]
-                x = p[C.D].to_numpy() / 1e9
-                for prob in sorted(probs, reverse=True):
-                    tag = band_tag(prob)
-                    ax.fill_between(x, p[f"lower_{tag}"], p[f"upper_{tag}"], color="C0",
-                                    alpha=_BAND_ALPHA.get(prob, 0.25), lw=0,
-                                    label=pred_band_label(prob))
-                ax.plot(x, p["median"], "--", color="C3", lw=1.2, label=PRED_MEDIAN)
-                obs = frame[frame[C.RUN] == run]
-                if len(obs):
-                    ax.plot(obs[C.D] / 1e9, obs[C.LOSS], "-", color="k", lw=0.8, label=REAL)
-                    d_seen = max(d_seen, float(obs[C.D].max()))
-            if d_seen and extend_to and extend_to > d_seen:
-                ax.axvline(d_seen / 1e9, color="0.4", ls=":", lw=0.9, label="end of data")
-            title = f"N = {size_label(n)}" + (" (new)" if n in add_N else "")
-            ax.set_title((f"T_m = {t:g}, " if has_T else "") + title, fontsize=9)
-            ax.set_xscale(xscale)
-            ax.grid(alpha=0.3, lw=0.5)
-            if i == nrow - 1:
-                ax.set_xlabel("tokens (billions)")
-            if j == 0:
-                ax.set_ylabel("total loss")
+    colour = _size_colours(n_levels) if any(len(ns) > 1 for *_, ns in panels) else None
+    bottom_row = {}
+    for i, j, t, ns in panels:
+        bottom_row[j] = max(bottom_row.get(j, 0), i)
+        ax = axes[i, j]
+        sel = pred[C.N].isin(ns)
+        if has_T:
+            sel &= pred[C.T_M] == t
+        d_seen = 0.0
+        for run in pd.unique(pred.loc[sel, C.RUN]):
+            p = pred[sel & (pred[C.RUN] == run)]
+            c = None if colour is None else colour(float(p[C.N].iloc[0]))
+            x = p[C.D].to_numpy() / 1e9
+            for prob in sorted(probs, reverse=True):
+                tag = band_tag(prob)
+                ax.fill_between(x, p[f"lower_{tag}"], p[f"upper_{tag}"], color=c or "C0",
+                                alpha=_BAND_ALPHA.get(prob, 0.25) * (0.6 if c else 1.0),
+                                lw=0, label=pred_band_label(prob))
+            ax.plot(x, p["median"], "--", color=c or "C3", lw=1.2, label=PRED_MEDIAN)
+            obs = frame[frame[C.RUN] == run]
+            if len(obs):
+                ax.plot(obs[C.D] / 1e9, obs[C.LOSS], "-", color=c or "k", lw=0.8, label=REAL)
+                d_seen = max(d_seen, float(obs[C.D].max()))
+        if d_seen and extend_to and extend_to > d_seen:
+            ax.axvline(d_seen / 1e9, color="0.4", ls=":", lw=0.9, label="end of data")
+        title = "N = " + " - ".join(dict.fromkeys((size_label(ns[0]), size_label(ns[-1]))))
+        title += " (new)" if any(n in add_N for n in ns) else ""
+        ax.set_title((f"T_m = {t:g}, " if has_T else "") + title, fontsize=9)
+        ax.set_xscale(xscale)
+        ax.grid(alpha=0.3, lw=0.5)
+        if j == 0:
+            ax.set_ylabel("total loss")
+    for j, i in bottom_row.items():
+        axes[i, j].set_xlabel("tokens (billions)")
+        axes[i, j].xaxis.set_tick_params(labelbottom=True)
+    used = {(i, j) for i, j, *_ in panels}
+    for i, j in np.ndindex(nrow, ncol):
+        if (i, j) not in used:
+            axes[i, j].set_visible(False)
     for ax in axes.flat:
         if xscale == "log":
             log_ticks(ax.xaxis)
@@ -237,6 +277,9 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     found = legend_handles(axes)
     order = [REAL, PRED_MEDIAN, *(pred_band_label(p) for p in sorted(probs)), "end of data"]
     legend = {lab: found[lab] for lab in order if lab in found}
+    if colour is not None:  # runs coloured by N: neutral keys, and the colours of a few N
+        legend = {**_neutral_keys(probs, "end of data" in legend), **_size_keys(colour,
+                                                                                n_levels)}
     bands = " / ".join(f"{band_tag(p)}%" for p in sorted(probs))
     title = f"{fit.label}: Real = observed, Pred = posterior median and {bands} {kind} bands"
     if extend_to and extend_to > float(frame[C.D].max()):
@@ -247,6 +290,37 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     finish_panels(fig, title, legend.values(), legend.keys(), 0.06 / nrow,
                   bbox_to_anchor=(0.5, 0.0))
     return fig
+
+
+def _size_colours(n_levels: Sequence[float]) -> Any:
+    """The colour of a run of size N in a panel of several sizes (viridis over log N)."""
+    import matplotlib as mpl
+
+    lo, hi = np.log(min(n_levels)), np.log(max(n_levels))
+    cmap = mpl.colormaps["viridis"]
+    return lambda n: cmap(0.9 * (np.log(n) - lo) / (hi - lo or 1.0))
+
+
+def _neutral_keys(probs: Sequence[float], end: bool) -> dict[str, Any]:
+    """Legend keys in grey for a figure whose runs are coloured by N."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    keys = {REAL: Line2D([], [], color="0.3", lw=0.8),
+            PRED_MEDIAN: Line2D([], [], color="0.3", ls="--", lw=1.2)}
+    keys.update({pred_band_label(p): Patch(color="0.3", alpha=_BAND_ALPHA.get(p, 0.25), lw=0)
+                 for p in sorted(probs)})
+    if end:
+        keys["end of data"] = Line2D([], [], color="0.4", ls=":", lw=0.9)
+    return keys
+
+
+def _size_keys(colour: Any, n_levels: Sequence[float]) -> dict[str, Any]:
+    """Legend keys of the colours of the smallest, a middle and the largest N."""
+    from matplotlib.lines import Line2D
+
+    shown = dict.fromkeys(n_levels[k] for k in (0, len(n_levels) // 2, -1))
+    return {f"N = {size_label(n)}": Line2D([], [], color=colour(n), lw=2.5) for n in shown}
 
 
 def zoom_options(fit: Fit, zoom: tuple[float, float], options: dict[str, Any]

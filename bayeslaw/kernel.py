@@ -3,7 +3,8 @@
 The PyMC graph (``xp`` = ``pytensor.tensor``), the numpy evaluation of posterior draws
 (:mod:`bayeslaw.posterior`) and the simulator (:mod:`bayeslaw.simulate`) all call these: the
 link-scale effects of a law parameter, the noise scale, the AR(1) / random-walk conditional
-terms and the likelihood's log density.
+terms and the likelihood's log density; curves drawn jointly along runs (the generative
+side of the conditionals).
 """
 
 from __future__ import annotations
@@ -119,6 +120,23 @@ def draw_curves(mu: np.ndarray, scale: np.ndarray, z: np.ndarray, prev: np.ndarr
     return mu + resid
 
 
+def draw_run_curves(mu: Any, scale: Any, z: np.ndarray, *, ar1: Any = None,
+                    walk_var: Any = None) -> np.ndarray:
+    """Curves laid out ``(..., L)``, one run's points in order per row, by :func:`draw_curves`.
+
+    The graph's run-major layout (the prior predictive): ``mu``, ``scale`` and ``walk_var``
+    broadcast to ``z``'s shape, ``ar1`` to its leading shape (one per row).
+    """
+    shape = np.shape(z)
+    flat = (-1, shape[-1])
+    prev, first = previous_rows(np.zeros(shape[-1]))
+    step = ({"ar1": np.broadcast_to(ar1, shape[:-1]).ravel()} if ar1 is not None else
+            {"walk_var": np.broadcast_to(walk_var, shape).reshape(flat)})
+    return draw_curves(np.broadcast_to(mu, shape).reshape(flat),
+                       np.broadcast_to(scale, shape).reshape(flat), np.reshape(z, flat),
+                       prev, first, **step).reshape(shape)
+
+
 def previous_rows(runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For rows sorted by run then D: the previous row of the same run, and first-row flags.
 
@@ -155,3 +173,30 @@ def walk_variance(xp: Any, log_d: Any, log_d_prev: Any, follows: Any, tau: Any, 
 def relative_variance(var: Any, mu: Any) -> Any:
     """A walk's variance on the loss scale when the noise is relative: ``var mu^2``."""
     return var * mu**2
+
+
+def curve_random(family: str, process: str = "") -> Any:
+    """The graph's draws of the curves (``pm.CustomDist``'s ``random``, numpy).
+
+    Independent noise: ``loc`` plus Student-t or normal noise of scale ``sigma``.  With AR(1)
+    or a walk (``process``: ``"ar1"`` / ``"walk_var"``) ``loc`` is conditional on the
+    *observed* previous point, so each run's curve is drawn jointly by
+    :func:`draw_run_curves` from the inputs after ``mask`` (the law's value, the marginal
+    scale, ``ar1`` or the walk's variance): the generative process, whatever the data's
+    losses (the prior predictive, SBC).
+    """
+    t = family == "student_t"
+
+    def random(loc: Any, sigma: Any, *rest: Any, rng: Any = None, size: Any = None) -> Any:
+        loc = np.asarray(loc)
+        shape = loc.shape if size is None else (*size, loc.shape[-1])
+        nu = np.broadcast_to(np.asarray(rest[0])[..., None], shape) if t else None
+        noise = standard_noise(rng, family, shape, nu)
+        if process:
+            mu, scale, carry = rest[2 if t else 1:]
+            return draw_run_curves(mu, scale, noise, **{process: carry})
+        sigma = np.asarray(sigma)
+        scale = sigma if sigma.ndim == loc.ndim else sigma[..., None]
+        return np.broadcast_to(loc, shape) + np.broadcast_to(scale, shape) * noise
+
+    return random

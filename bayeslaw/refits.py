@@ -38,28 +38,36 @@ def refit_settings(result: Fit, fit_kwargs: Mapping[str, Any]) -> dict[str, Any]
 def _quiet_fit(data: LossData, spec: ModelSpec, like: LossData,
                settings: Mapping[str, Any]) -> Fit:
     with warnings.catch_warnings():
-        # a refit's convergence is judged by its caller (K-fold notes a failed refit)
+        # a refit's convergence is judged by its caller: K-fold and exact LOO note it
         warnings.simplefilter("ignore", ConvergenceWarning)
         return fit(data, spec, like=like, **{"progress": False, **settings})
 
 
 def _loo_refit(data: LossData, spec: ModelSpec, i: int, settings: Mapping[str, Any]
-               ) -> float:
-    """The elpd of row ``i`` under a refit without it (one task of :func:`exact_loo_points`)."""
+               ) -> tuple[float, str | None]:
+    """The elpd of row ``i`` under a refit without it, and a note if it did not converge.
+
+    One task of :func:`exact_loo_points`.
+    """
     keep = np.ones(len(data), bool)
     keep[i] = False
     refit = _quiet_fit(data.select(keep, f"leave out row {i + 1}"), spec, data, settings)
-    return float(pointwise_lpd(log_likelihood(refit, data.frame.iloc[[i]]))[0])
+    lpd = float(pointwise_lpd(log_likelihood(refit, data.frame.iloc[[i]]))[0])
+    ok = refit.diagnostics.ok
+    return lpd, None if ok else (f"exact LOO refit without row {i + 1}: "
+                                 f"{'; '.join(refit.diagnostics.failures)}")
 
 
 def exact_loo_points(result: Fit, rows: np.ndarray, *, client: Any = None,
                      workers: int | None = None, progress: bool | None = None,
-                     **fit_kwargs: Any) -> np.ndarray:
+                     notes: list[str] | None = None, **fit_kwargs: Any) -> np.ndarray:
     """Exact leave-one-out elpd of ``rows``: one refit without each point.
 
     The refits are tasks of :func:`bayeslaw.fleet.run` (``client``, ``workers``,
     ``progress`` as there); a refit that raises leaves its point's elpd NaN, named in a
-    :class:`~bayeslaw.errors.TaskFailedWarning`.
+    :class:`~bayeslaw.errors.TaskFailedWarning`. A refit that did not converge is named in a
+    note appended to ``notes`` (a list), or, without one, in a
+    :class:`~bayeslaw.errors.ConvergenceWarning`.
     """
     from . import fleet
 
@@ -68,7 +76,12 @@ def exact_loo_points(result: Fit, rows: np.ndarray, *, client: Any = None,
                         (result.data, result.spec, int(i), settings)) for i in rows]
     done = fleet.values(fleet.run(tasks, client=client, workers=workers, progress=progress,
                                   label="exact LOO refits"), "exact LOO refit")
-    return np.array([done.get(t.name, np.nan) for t in tasks], float)
+    for _, note in (done[t.name] for t in tasks if t.name in done):
+        if note and notes is not None:
+            notes.append(note)
+        elif note:
+            warnings.warn(note, ConvergenceWarning, stacklevel=2)
+    return np.array([done[t.name][0] if t.name in done else np.nan for t in tasks], float)
 
 
 def group_folds(data: LossData, group: str, k: int | None = None, *, seed: int = 0

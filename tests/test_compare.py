@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import bayeslaw as bl
@@ -59,6 +60,48 @@ def test_rank_table_by_hand():
     # per-run sums: good (3, 7), bad (2, 5); difference (1, 2): se = sqrt(2 * var)
     assert t.loc["good", "se"] == pytest.approx(np.sqrt(2 * np.var([3.0, 7.0])))
     assert t.loc["bad", "dse"] == pytest.approx(np.sqrt(2 * np.var([1.0, 2.0])))
+
+
+def test_rank_table_puts_a_model_with_undefined_elpd_last_and_says_so():
+    """At 23aba32 a model with NaN elpd (a failed K-fold refit) was ranked first, the others'
+    elpd_diff was NaN, the stacking weights were 0.5 / 0.5, and the table said nothing."""
+    good = np.array([1.0, 2.0, 3.0, 4.0])
+    worse = np.array([0.0, 2.0, 1.0, 4.0])
+    failed = np.array([5.0, np.nan, 5.0, 5.0])  # would be best if its refit had not failed
+    groups = np.array(["r1", "r1", "r2", "r2"])
+    t = cp.rank_table({"b": failed, "a": good, "c": worse}, groups, {}, {}, "kfold:run")
+    assert list(t.index) == ["a", "c", "b"] and list(t["rank"]) == [0, 1, 2]
+    # the others ranked among themselves exactly as without it
+    alone = cp.rank_table({"a": good, "c": worse}, groups, {}, {}, "kfold:run")
+    cols = ["elpd", "se", "elpd_diff", "dse", "weight"]
+    pd.testing.assert_frame_equal(t.loc[["a", "c"], cols], alone[cols])
+    assert t.loc["c", "elpd_diff"] == 3.0
+    assert t.loc[["a", "c"], "weight"].sum() == pytest.approx(1.0)
+    assert np.isnan(t.loc["b", ["elpd", "elpd_diff", "dse", "weight"]].astype(float)).all()
+    assert t.loc["b", "note"].startswith("elpd not defined at 1 of 4 points")
+    assert (t.loc[["a", "c"], "note"] == "").all()
+    assert cp.unranked_notes(t) == (f"b: {t.loc['b', 'note']}",)
+    result = cp.Comparison(t, "kfold:run", {}, groups)
+    assert result.best == "a"
+    sentence = result.summary_sentence()
+    assert "a predicts held-out losses best" in sentence and "better than c" in sentence
+    assert "Not ranked (elpd not defined at some points): b." in sentence
+    with pytest.raises(bl.DataError, match="no model has a defined elpd.*b: 1"):
+        cp.rank_table({"b": failed}, groups, {}, {}, "kfold:run")
+
+
+def test_a_failed_kfold_refit_is_ranked_last_in_compare(stored_fit, monkeypatch):
+    def fake_kfold(fits, folds, fit_kwargs, **where):
+        n = len(stored_fit.data)
+        out = {"a": np.full(n, -1.0), "b": np.full(n, -0.5)}
+        out["b"][folds[0][1]] = np.nan  # b's refit of the first fold failed
+        return out, [f"b: {folds[0][0]}: the refit failed, its points' elpd is not defined"]
+
+    monkeypatch.setattr(cp, "kfold_refits", fake_kfold)
+    result = cp.compare({"b": stored_fit, "a": stored_fit}, method="kfold", seed=3)
+    assert list(result.table.index) == ["a", "b"] and result.best == "a"
+    assert result.table.loc["a", "weight"] == 1.0 and np.isnan(result.table.loc["b", "weight"])
+    assert any(n.startswith("b: elpd not defined at") for n in result.notes)
 
 
 def test_group_folds_partition_the_rows(small_sweep):
@@ -233,3 +276,32 @@ def test_exact_refits_replace_the_worst_k_points(four_depths):
     optimism = in_sample - loo_i[worst]
     assert (optimism > 0.02).all(), optimism
     assert (np.abs(exact - loo_i[worst]) < 0.5 * optimism).all(), (exact, loo_i[worst])
+
+
+def test_an_unconverged_exact_loo_refit_is_noted(stored_fit, monkeypatch):
+    """At 23aba32 an exact-LOO refit's ``ConvergenceWarning`` was filtered and nothing said
+    that its elpd came from an unconverged fit (K-fold refits write a note). The refit is
+    stubbed by the stored fit, whose R-hat fails (``bayeslaw check`` fails it too)."""
+    from bayeslaw import refits
+
+    assert not stored_fit.diagnostics.ok
+
+    def unconverged_refit(data, spec, **kwargs):
+        warnings.warn("the refit did not converge", ConvergenceWarning, stacklevel=2)
+        return stored_fit
+
+    monkeypatch.setattr(refits, "fit", unconverged_refit)
+    notes = []
+    elpd = cp.exact_loo_points(stored_fit, np.array([0, 4]), notes=notes)
+    assert np.isfinite(elpd).all()
+    assert [n.split(":")[0] for n in notes] == ["exact LOO refit without row 1",
+                                                "exact LOO refit without row 5"]
+    assert all("R-hat" in n for n in notes)
+    with pytest.warns(ConvergenceWarning, match="exact LOO refit without row 3: .*R-hat"):
+        cp.exact_loo_points(stored_fit, np.array([2]))
+    # compare() puts them in its notes, named by model
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cp.ParetoKWarning)
+        result = cp.compare({"a": stored_fit}, bad_k="refit")
+    assert any(n.startswith("a: exact LOO refit without row") and "R-hat" in n
+               for n in result.notes), result.notes

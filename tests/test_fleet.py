@@ -32,14 +32,13 @@ import bayeslaw as bl
 from bayeslaw import backtesting, fleet, testing
 from bayeslaw import constants as C
 from bayeslaw.cli import main
-from bayeslaw.errors import FleetWarning, SpecError, TaskFailedWarning
+from bayeslaw.errors import BayeslawError, FleetWarning, SpecError, TaskFailedWarning
 from bayeslaw.simulate import looped_sweep
 
+from .extras import need
 from .test_checks import MATCHED
 
-distributed = pytest.importorskip(
-    "distributed", reason="needs dask.distributed (the test extra installs it: pip install "
-                          "'.[test]')")
+distributed = need("distributed", "dask.distributed runs the fleets", module_level=True)
 
 SAMPLER = dict(draws=300, tune=300, chains=2)
 
@@ -172,12 +171,13 @@ def test_a_failed_fold_keeps_the_other_folds(sweep, monkeypatch):
     real = backtesting._fold_rows
 
     def flaky(data, spec, part, *args, **kwargs):
-        if part.name.endswith("fold 2"):
-            raise RuntimeError("out of memory on this fold")
+        if part.name.endswith("fold 2"):  # a fit that fails: bayeslaw's own error
+            raise BayeslawError("the sampler failed on this fold")
         return real(data, spec, part, *args, **kwargs)
 
     monkeypatch.setattr(backtesting, "_fold_rows", flaky)
-    with pytest.warns(TaskFailedWarning, match="fold 2.*out of memory.*; the other 2 kept"):
+    with pytest.warns(TaskFailedWarning, match="fold 2.*BayeslawError: the sampler failed.*; "
+                                               "the other 2 kept"):
         result = bl.backtest(sweep, FLEET, "kfold:3", baseline=False, seed=4, **SAMPLER)
     assert len(result.table) == 2 and not result.table["split"].str.endswith("fold 2").any()
     assert list(result.failures) == ["kfold:3 fold 2"]
@@ -238,9 +238,11 @@ def test_cli_on_a_scheduler_given_by_address(fleet_files, tmp_path, scheduler_ad
     code = main(["sbc", str(csv), "--spec", str(spec), "--n-sims", "3", "--draws", "150",
                  "--tune", "150", "--chains", "2", "--seed", "5", "--out", str(records),
                  "--scheduler", scheduler_address])
-    assert code in (0, 1)  # the verdict of 3 simulations is not the point here
-    assert sorted(json.loads(line)["sim"] for line in records.read_text().splitlines()) == \
-        [0, 1, 2]
+    stored = [json.loads(line) for line in records.read_text().splitlines()]
+    assert sorted(r["sim"] for r in stored) == [0, 1, 2]
+    # every simulation recorded: the exit code is the verdict of these records (1 when the
+    # ranks or a fit's convergence fail it, else 0)
+    assert code == (0 if testing.sbc_verdict(stored).passed else 1), stored
     assert "sbc" in capsys.readouterr().out and records.with_suffix(".png").exists()
     assert csv.read_bytes() == before
 
@@ -287,7 +289,7 @@ def test_fleet_run_checks_its_arguments():
 
 
 def _raise_local():
-    class Local(Exception):  # a class no other process can import: its instance won't pickle
+    class Local(BayeslawError):  # a class no other process can import: it won't pickle
         pass
 
     raise Local("cannot travel")
@@ -301,3 +303,20 @@ def test_an_error_is_kept_as_raised_here_and_as_text_from_a_worker():
     assert type(raised.value).__name__ == "Local"  # what a serial loop would have raised
     portable = fleet.execute(fleet.Task("t", _raise_local), portable=True)
     assert type(portable.error) is RuntimeError and "Local: cannot travel" in str(portable.error)
+
+
+
+def test_a_programming_error_in_a_worker_is_raised_not_kept(client):
+    """At 23aba32 a bug in a task on Dask became a failed outcome (a partial result and a
+    ``TaskFailedWarning``); it is raised here with the worker's traceback in a note, while a
+    ``BayeslawError`` stays a failed task (the serial side: ``test_fleet_failures.py``)."""
+    from .test_fleet_failures import buggy, fails
+
+    with pytest.raises(AttributeError, match="no_such_attribute") as raised:
+        fleet.run([fleet.Task("good", len, ((1, 2),)), fleet.Task("bug", buggy, (1,))],
+                  client=client)
+    assert any("task 'bug', in a Dask worker" in n for n in raised.value.__notes__)
+    good, failed = fleet.run([fleet.Task("good", len, ((1, 2),)),
+                              fleet.Task("fails", fails, (2,))], client=client)
+    assert good.value == 2 and not failed.ok and not failed.fatal
+    assert failed.error_text.startswith("BayeslawError: task 2 failed")
