@@ -41,8 +41,10 @@ extensions = [
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints",
-                    "execute_notebooks.py"]
+# jupyter_execute: where myst-nb writes a notebook's outputs, beside the build folder (docs/
+# when building to docs/_build): a build product, never a source
+exclude_patterns = ["_build", "jupyter_execute", "Thumbs.db", ".DS_Store",
+                    "**.ipynb_checkpoints", "execute_notebooks.py"]
 templates_path = ["_templates"]
 html_static_path = ["_static"]
 

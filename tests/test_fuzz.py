@@ -7,9 +7,10 @@ import os
 
 import numpy as np
 import pandas as pd
-import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
+from .extras import need  # noqa: E402
+
+hypothesis = need("hypothesis", "property-based tests of the loaders", module_level=True)
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
