@@ -83,29 +83,22 @@ class _Row:
                       and k.endswith(("_curves", "_curves_low", "_curves_high"))}
 
 
-def _schedule_settings():
-    from tests.test_schedule_fit import SAMPLER
-
-    return SAMPLER
-
-
 def _schedule_full(seed):
     import bayeslaw as bl
-    from tests.test_schedule_fit import SEED, SWEEP
     from bayeslaw.simulate import schedule_sweep
+    from tests.test_schedule_fit import SEED, SWEEP, schedule_spec
 
     frame, _ = schedule_sweep(seed=SEED, **SWEEP)
-    return bl.fit(bl.load(frame), spec="multi_power", seed=seed, progress=False,
-                  **_schedule_settings())
+    return bl.fit(bl.load(frame), schedule_spec(), seed=seed, progress=False)
 
 
 def _schedule_prefix(seed):
     import bayeslaw as bl
-    from tests.test_schedule_fit import SEED, SWEEP, prefix_spec
     from bayeslaw.simulate import schedule_sweep
+    from tests.test_schedule_fit import PREFIX_SAMPLER, SEED, SWEEP, schedule_spec
 
     frame, _ = schedule_sweep(seed=SEED, **SWEEP)
-    result = bl.backtest(bl.load(frame), prefix_spec(), "prefix:0.5", seed=seed,
+    result = bl.backtest(bl.load(frame), schedule_spec(**PREFIX_SAMPLER), "prefix:0.5", seed=seed,
                          baseline=False, progress=False)
 
     class _Result:
