@@ -30,6 +30,8 @@ import pytest
 import bayeslaw as bl
 import bayeslaw.testing
 
+from .browser import browser, probe
+from .browser import chromium as find_chromium
 from .conftest import ROOT
 
 DOCS = ROOT / "docs"
@@ -127,55 +129,18 @@ def test_internal_paths_resolve_and_missing_names_fail(tmp_path):
     assert "bayeslaw.no_such_function" in proc.stderr and "not found" in proc.stderr
 
 
-# -- in a real browser -----------------------------------------------------------------------
-#: Appended to a copy of a page (beside it, so relative paths resolve): after the load event,
-#: <body> lists the number of images and those that failed to decode.
-_IMAGE_PROBE = """<script>window.addEventListener("load", function () {
-  var bad = [], imgs = document.images;
-  for (var i = 0; i < imgs.length; i++) {
-    if (!imgs[i].complete || imgs[i].naturalWidth === 0) { bad.push(i); }
-  }
-  document.body.setAttribute("data-images", String(imgs.length));
-  document.body.setAttribute("data-broken", bad.join(","));
-});</script>
-"""
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium") or (
-        "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None)
-    if found is None:
-        if IN_CI:
-            pytest.fail("chromium is required in CI (.ci/run installs Debian's package)")
-        pytest.skip("no chromium binary")
-    return found
-
-
-def _browser(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={profile}", *args],
-        capture_output=True, text=True, timeout=180)
-
-
-def _open(chromium: str, page: Path, tmp_path: Path) -> tuple[str, dict[str, str]]:
+# -- in a real browser (tests/browser.py) ----------------------------------------------------
+def _open(binary: str, page: Path, tmp_path: Path) -> tuple[str, dict[str, str]]:
     """The page's DOM after load, and what the image probe found."""
-    probe = page.with_name(f"_probe_{page.name}")
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", _IMAGE_PROBE
-                                                              + "</body>"), encoding="utf-8")
-    proc = _browser(chromium, tmp_path / "profile", "--virtual-time-budget=10000",
-                    "--dump-dom", probe.as_uri())
-    body = re.search(r"<body([^>]*)>", proc.stdout)
-    assert body, proc.stderr[-2000:]
-    return proc.stdout, dict(re.findall(r'(data-[a-z]+)="([^"]*)"', body.group(1)))
+    return probe(binary, page.read_text(encoding="utf-8"), page.with_name(f"_probe_{page.name}"),
+                 tmp_path / "profile")
 
 
 def _screenshot(chromium: str, page: Path, shot: Path, tmp_path: Path) -> float:
     """Screenshot a page; the share of pixels that are not white."""
     import matplotlib.image as mpimg
 
-    proc = _browser(chromium, tmp_path / "profile", f"--screenshot={shot}",
+    proc = browser(chromium, tmp_path / "profile", f"--screenshot={shot}",
                     "--window-size=1400,2000", page.as_uri())
     assert shot.is_file(), proc.stderr[-2000:]
     pixels = mpimg.imread(shot)[..., :3]
@@ -185,7 +150,7 @@ def _screenshot(chromium: str, page: Path, shot: Path, tmp_path: Path) -> float:
 
 @pytest.mark.browser
 def test_api_page_renders_in_chromium(site, tmp_path):
-    chromium = _chromium()
+    chromium = find_chromium()
     page = site / "api" / "generated" / "bayeslaw.fit.html"
     dom, _ = _open(chromium, page, tmp_path)
     text = _text(dom)
@@ -197,7 +162,7 @@ def test_api_page_renders_in_chromium(site, tmp_path):
 
 @pytest.mark.browser
 def test_tutorial_page_shows_its_figures_in_chromium(site, tmp_path):
-    chromium = _chromium()
+    chromium = find_chromium()
     page = site / "tutorials" / "01_quickstart.html"
     dom, probe = _open(chromium, page, tmp_path)
     assert "bl.fit" in _text(dom)

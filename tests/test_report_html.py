@@ -1,9 +1,7 @@
 """The HTML / Markdown report on the stored small posterior (no sampling)."""
 
 import base64
-import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
@@ -23,6 +21,8 @@ from bayeslaw.derived import loss_at
 from bayeslaw.report import build_report
 from bayeslaw.report_html import Block, Image, Report, Section
 
+from .browser import browser, probe
+from .browser import chromium as find_chromium
 from .conftest import cli_env
 
 STORED = Path(__file__).parent / "data" / "small_fit.nc"
@@ -282,53 +282,19 @@ def test_fit_names():
     assert _fit_names(["x/fit.nc", "x/fit.nc"]) == ["x-1", "x-2"]
 
 
-# -- a real browser --------------------------------------------------------------------------
-#: Injected into a test copy of the report only (the report itself holds no script): after
-#: the load event, <body> lists the images that failed to decode (naturalWidth 0).
-_IMAGE_PROBE = """<script>window.addEventListener("load", function () {
-  var bad = [], imgs = document.images;
-  for (var i = 0; i < imgs.length; i++) {
-    if (!imgs[i].complete || imgs[i].naturalWidth === 0) { bad.push(i); }
-  }
-  document.body.setAttribute("data-images", String(imgs.length));
-  document.body.setAttribute("data-broken", bad.join(","));
-});</script>
-"""
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium") or (
-        "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None)
-    if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("chromium is required in CI (.ci/run installs Debian's package)")
-        pytest.skip("no chromium binary")
-    return found
-
-
-def _browser(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [chromium, "--headless", "--disable-gpu", "--no-sandbox", "--disable-dev-shm-usage",
-         f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=180)
-
-
-def _probe(chromium: str, html: str, tmp_path: Path, name: str) -> dict[str, str]:
-    page = tmp_path / name
-    page.write_text(html.replace("</body>", _IMAGE_PROBE + "</body>"), encoding="utf-8")
-    proc = _browser(chromium, tmp_path / "profile", "--virtual-time-budget=10000",
-                    "--dump-dom", page.as_uri())
-    body = re.search(r"<body([^>]*)>", proc.stdout)
-    assert body, proc.stderr[-2000:]
-    return dict(re.findall(r'(data-[a-z]+)="([^"]*)"', body.group(1)))
+# -- a real browser (tests/browser.py) -----------------------------------------------------
+def _probe(binary: str, html: str, tmp_path: Path, name: str) -> dict[str, str]:
+    """What the image probe found in a test copy of the report (the report holds no script)."""
+    return probe(binary, html, tmp_path / name, tmp_path / "profile")[1]
 
 
 @pytest.mark.browser
 def test_report_renders_in_chromium(saved, tmp_path):
     import matplotlib.image as mpimg
 
-    chromium = _chromium()
+    chromium = find_chromium()
     shot = tmp_path / "shot.png"
-    proc = _browser(chromium, tmp_path / "profile", f"--screenshot={shot}",
+    proc = browser(chromium, tmp_path / "profile", f"--screenshot={shot}",
                     "--window-size=1200,3000", saved["html"].as_uri())
     assert shot.is_file(), proc.stderr[-2000:]
     pixels = mpimg.imread(shot)[..., :3]

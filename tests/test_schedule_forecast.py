@@ -14,24 +14,16 @@ from bayeslaw.errors import DataError
 from bayeslaw.formulas import multi_power
 from bayeslaw.schedules import TERM_COLUMNS
 
+from .test_schedules import THETA, fixed_draws
+
 REF = {"N": 1e8, "D": 1e9}
-THETA = {"E": 1.9, "a": 0.5, "alpha": 0.35, "b": 0.6, "beta": 0.45, "d": 0.25, "kappa": 8.0,
-         "zeta": 0.6, "omega": 0.5}
 RUNS = ("r1e+08", "r2e+08", "r4e+08")
 
 
 def fixed_fit(data, law: str = "multi_power", draws: int = 20) -> bl.Fit:
     """A fit whose draws all equal :data:`THETA` (the law's value is its median)."""
-    import arviz as az
-    import xarray as xr
-
-    spec = bl.load_spec(law=law)
-    values = {**{k: v for k, v in THETA.items() if k in spec.law_obj.param_names},
-              "sigma": 0.01, "nu": 30.0}
-    post = xr.Dataset({k: (("chain", "draw"), np.full((1, draws), v))
-                       for k, v in values.items()},
-                      coords={"chain": [0], "draw": np.arange(draws)})
-    return bl.Fit.from_draws(az.InferenceData(posterior=post), spec, data, {"method": "laplace"})
+    spec, idata = fixed_draws(law, draws)
+    return bl.Fit.from_draws(idata, spec, data, {"method": "laplace"})
 
 
 def law_at(frame: pd.DataFrame) -> np.ndarray:

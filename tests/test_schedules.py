@@ -244,11 +244,10 @@ def test_a_per_run_schedule_table():
 
 
 # -- forecasts with a schedule ----------------------------------------------------------------
-def _fixed_posterior(data, law: str = "multi_power", draws: int = 50):
+def fixed_draws(law: str = "multi_power", draws: int = 50):
+    """The law's default spec, and draws that all equal :data:`THETA` (sigma 0.01, nu 30)."""
     import arviz as az
     import xarray as xr
-
-    from bayeslaw.posterior import Posterior
 
     spec = bl.load_spec(law=law)
     values = {**{k: v for k, v in THETA.items() if k in spec.law_obj.param_names},
@@ -256,7 +255,14 @@ def _fixed_posterior(data, law: str = "multi_power", draws: int = 50):
     post = xr.Dataset({k: (("chain", "draw"), np.full((1, draws), v))
                        for k, v in values.items()},
                       coords={"chain": [0], "draw": np.arange(draws)})
-    return Posterior(az.InferenceData(posterior=post), spec, data)
+    return spec, az.InferenceData(posterior=post)
+
+
+def _fixed_posterior(data, law: str = "multi_power", draws: int = 50):
+    from bayeslaw.posterior import Posterior
+
+    spec, idata = fixed_draws(law, draws)
+    return Posterior(idata, spec, data)
 
 
 def test_predict_what_if_an_earlier_cool_down():
