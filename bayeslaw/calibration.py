@@ -116,6 +116,10 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
     **fit_kwargs
         Sampler settings for every fit (``draws``, ``tune``, ``chains``, ...).
     """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not (
+            0 <= seed and seed + n_sims <= 2**32):  # simulation i is fitted with seed + i
+        raise ArgumentError(f"sbc(): seed + n_sims must stay within 0 to {2**32} (simulation "
+                            f"i is fitted with seed + i); got seed {seed}, n_sims {n_sims}")
     gen = resolve_spec(spec, law=None, columns=design.columns)
     fitted = gen if fit_spec is None else resolve_spec(fit_spec, law=None, columns=design.columns)
     params = list(params) if params is not None else [*gen.free_params, "sigma"]

@@ -217,7 +217,7 @@ class LossData:
                     f"column {cols[0]!r} has {n} distinct value(s); law {law_name!r} needs at "
                     f"least {k} levels of {cols[0]} to identify its {cols[0]} term: add runs at "
                     f"other {cols[0]} values or fix that term's parameters in the spec "
-                    f"([fixed] {', '.join(f'{p} = ...' for p in learned)})")
+                    f"([fixed] {', '.join(f'{p} = ...' for p in learned if p not in fixed)})")
             raise DataError(
                 f"columns {list(cols)} have {n} distinct combination(s); law {law_name!r} needs "
                 f"at least {k} to identify its exponent: add runs of other sizes")

@@ -88,23 +88,30 @@ def default_progress() -> bool:
     return sys.stderr.isatty() and not ci and "PYTEST_CURRENT_TEST" not in os.environ
 
 
+#: The samplers whose own errors fail one task: errors of their classes, or raised from
+#: their code (nutpie's Rust sampler reports as ``RuntimeError`` / ``ValueError``; pathfinder's
+#: "All paths failed" is a ``ValueError`` of pymc-extras)
+SAMPLERS = ("pymc", "pymc_extras", "nutpie")
+
+
 def task_failure(error: BaseException) -> bool:
     """Whether ``error`` is a task's failure (kept as a failed :class:`Outcome`), not a bug.
 
     A :class:`~bayeslaw.errors.BayeslawError` (bad input, a fit that cannot run, strict
-    convergence) and the sampler's own failures (PyMC's ``SamplingError``; an error raised
-    from inside nutpie, whose Rust sampler reports as ``RuntimeError`` / ``ValueError``) fail
-    one task. Anything else (``TypeError``, ``AttributeError``, ``AssertionError``, ...) is a
-    programming error: :func:`run` raises it rather than returning a partial result.
+    convergence) and the sampler's own failures (an error class of :data:`SAMPLERS`, such as
+    PyMC's ``SamplingError`` and ``ParallelSamplingError``, or a ``RuntimeError`` /
+    ``ValueError`` raised from their code) fail one task. Anything else (``TypeError``,
+    ``AttributeError``, ``AssertionError``, ...) is a programming error: :func:`run` raises
+    it rather than returning a partial result.
     """
     if isinstance(error, BayeslawError):
         return True
-    pymc_errors = sys.modules.get("pymc.exceptions")  # not imported: not PyMC's error
-    if pymc_errors is not None and isinstance(error, pymc_errors.SamplingError):
+    if type(error).__module__.split(".")[0] in SAMPLERS:
         return True
     frames = traceback.extract_tb(error.__traceback__)
-    return bool(frames) and isinstance(error, RuntimeError | ValueError) and \
-        f"{os.sep}nutpie{os.sep}" in frames[-1].filename
+    return isinstance(error, RuntimeError | ValueError) and any(
+        f"{os.sep}{name}{os.sep}" in frame.filename for frame in frames[-1:]
+        for name in SAMPLERS)
 
 
 def execute(task: Task, portable: bool = False) -> Outcome:
@@ -121,12 +128,14 @@ def execute(task: Task, portable: bool = False) -> Outcome:
         try:
             value, error, text = task.fn(*task.args, **task.kwargs), None, ""
         except Exception as exc:  # a failure is kept (the caller names the task), a bug not
-            if not portable and not task_failure(exc):
-                raise
             value, error = None, exc
             text = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
         seconds = time.perf_counter() - t0
     fatal = error is not None and not task_failure(error)
+    if fatal and not portable:  # a bug, raised here with the warnings the task gave first
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        raise error
     if portable and error is not None and not _picklable(error):
         error = RuntimeError(text.splitlines()[0])
     recorded = tuple((str(w.message), w.category, w.filename, w.lineno) for w in caught)
@@ -179,11 +188,11 @@ def run(tasks: Sequence[Task], *, client: Any = None, workers: int | None = None
     registry: dict[Any, Any] = {}
 
     def finish(i: int, outcome: Outcome) -> None:
+        for message, category, filename, lineno in outcome.warnings:
+            warnings.warn_explicit(message, category, filename, lineno, registry=registry)
         if outcome.fatal:  # a bug in a worker's task: raised as a serial run raises it
             raise _with_worker_text(outcome)
         outcomes[i] = outcome
-        for message, category, filename, lineno in outcome.warnings:
-            warnings.warn_explicit(message, category, filename, lineno, registry=registry)
         bar.update(outcome)
         if on_done is not None:
             on_done(i, outcome)

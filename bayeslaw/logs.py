@@ -26,16 +26,14 @@ from .errors import ArgumentError, DataError
 
 #: What ``source=`` (``--source``) may force; ``"table"`` is a CSV / TSV / Parquet table.
 SOURCES = ("tensorboard", "wandb", "mlflow", "table")
-#: The optional extra each source needs (``pip install "bayeslaw[EXTRA]"``); a W&B CSV
-#: export needs none.
+#: The optional extra each source needs (``pip install "bayeslaw[EXTRA]"``; W&B's CSV: none).
 EXTRAS = {"tensorboard": "tensorboard", "wandb": "wandb", "mlflow": "mlflow"}
 #: A schedule's per-run columns (:data:`bayeslaw.schedules.PLAN_COLUMNS`, a module of the same
 #: layer: ``tests/test_logs.py`` checks that the two lists agree).
 SCHEDULE_COLUMNS = ("schedule", "warmup", C.HORIZON, "decay_start", "decay_end",
                     "decay_shape", "peak_lr", "final_lr", "final_lr_ratio", "batch_tokens")
 #: Run-level columns taken from a run's config under their own name: the laws' covariates and
-#: the schedule's columns (other keys, a spec's own group column among them, need a mapping,
-#: ``config_map={"model.n_params": "N"}``, or a meta table).
+#: the schedule's columns (other keys, a spec's own group among them, need ``config_map``).
 CONFIG_COLUMNS = (C.N, C.T_M, C.P, C.N_ONCE, C.N_REC, *SCHEDULE_COLUMNS)
 #: The learning-rate column of the tidy table, and the scalar names taken as one.
 LR, LR_NAMES = "lr", ("lr", "learning_rate")
@@ -341,6 +339,10 @@ def tidy(points: pd.DataFrame, configs: Mapping[str, Mapping[str, Any]], where: 
     if skipped:
         notes.append(f"runs without {loss_tag!r} left out: {skipped}")
     table = run_columns(configs, runs, config_map, meta, where)
+    left = sorted({k for r in runs for k in _flat(configs.get(r, {}))} - set(_mapping(config_map)))
+    if left:  # a group of the user's own spec among them: load cannot know it
+        notes.append("config keys not taken (config_map= / --map KEY=COLUMN takes one): "
+                     + ", ".join(left[:12]) + (" ..." if len(left) > 12 else ""))
     parts = []
     for run, group in points.groupby("run", sort=False):
         if run in with_loss:

@@ -274,15 +274,21 @@ def schedules_of(post: Posterior, schedule: Any = None, points: pd.DataFrame | N
         raise DataError("the prediction points need a 'run' column to find each point's "
                         "learning-rate schedule")
     frame = frame.assign(**{C.RUN: frame[C.RUN].astype(str)})
-    if table is None:  # only runs the fit lacks take their schedule from the points
-        frame = frame[~frame[C.RUN].isin(known)]
-        if frame.empty:
-            return known
-    if table is not None and LR not in table.columns:  # a new plan replaces the points' own
-        frame = frame.drop(columns=[c for c in table.columns if c != C.RUN and c in frame])
-    frame = _with_fitted_plan(post, frame, table)
-    _, given = build(frame, table, "the prediction points", where)
-    return {**known, **(given or {})}
+    named = (set(frame[C.RUN]) if table is None or C.RUN not in table.columns
+             else set(table[C.RUN].astype(str))) if table is not None else set()
+    given: dict[str, Any] = {}
+    # a run ``schedule`` does not name: a fitted run keeps the fit's, another its points' own
+    rest = frame[~frame[C.RUN].isin(named | set(known))]
+    if not rest.empty and (SCHEDULE in rest.columns or LR in rest.columns):
+        given |= build(_with_fitted_plan(post, rest, None), None, "the prediction points",
+                       "")[1] or {}
+    mine = frame[frame[C.RUN].isin(named)]
+    if table is not None and not mine.empty:
+        if LR not in table.columns:  # a new plan replaces the points' own
+            mine = mine.drop(columns=[c for c in table.columns if c != C.RUN and c in mine])
+        given |= build(_with_fitted_plan(post, mine, table), table, "the prediction points",
+                       where)[1] or {}
+    return {**known, **given}
 
 
 def _with_fitted_plan(post: Posterior, frame: pd.DataFrame, table: pd.DataFrame | None

@@ -165,9 +165,9 @@ def from_columns(row: Mapping[str, object], run: str, where: str) -> RunSchedule
 
 
 def _present(row: Mapping[str, object], key: str) -> bool:
-    """Whether the run has a value for ``key`` (not absent, ``None`` or NaN)."""
+    """Whether the run has a value for ``key`` (not absent, ``None``, NaN or ``pd.NA``)."""
     value = row.get(key)
-    return value is not None and not (isinstance(value, float) and np.isnan(value))
+    return not (value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value))))
 
 
 def _length(row: Mapping[str, object], key: str, run: str, where: str) -> float | None:

@@ -173,6 +173,15 @@ def test_fit_refuses_a_negative_seed():
         bl.fit(bl.load(_frame()), law="size_only", seed=-1)
 
 
+def test_sbc_refuses_seeds_past_the_last_one():
+    """Simulation i is fitted with seed + i: a seed the CLI accepts (2**32 - 1) made every
+    simulation after the first fail as a task; now refused before anything runs."""
+    from bayeslaw import testing
+
+    with pytest.raises(ArgumentError, match="seed \\+ n_sims must stay within"):
+        testing.sbc(bl.load(_frame()), "size_only", n_sims=2, seed=2**32 - 1)
+
+
 # -- a finite initial point: nutpie and PyMC never get a model they cannot start ----------
 
 
@@ -255,3 +264,13 @@ def test_fit_command_exits_2_on_bad_input(tmp_path, case, match):
     if kind != "seed":  # argparse prints its usage above its error line
         assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_level_advice_names_only_parameters_the_spec_still_learns():
+    """looped_total's default spec fixes t1: the advice to fix the N term named it too."""
+    rows = [{"run": f"n{n:g}_t{t}", "N": n, "T_m": t, "D": d, "loss": 3.0 + 1e8 / n + 0.1 / t}
+            for n in (1e8, 3e8) for t in (1, 2, 4) for d in (1e8, 1e9, 1e10)]
+    spec = bl.load_spec("looped_total")
+    assert "t1" in spec.fixed
+    with pytest.raises(DataError, match=r"\[fixed\] a = \.\.\., alpha = \.\.\.\)$"):
+        bl.fit(bl.load(pd.DataFrame(rows)), spec, method="laplace")

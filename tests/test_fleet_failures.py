@@ -4,6 +4,8 @@ side is in test_fleet.py, which needs dask.distributed)."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from bayeslaw import fleet
@@ -57,3 +59,26 @@ def test_what_counts_as_a_task_failure():
         exec(code)
     except RuntimeError as exc:
         assert fleet.task_failure(exc)
+
+
+def test_the_samplers_other_failures_are_task_failures():
+    """PyMC's multi-chain failure (not a SamplingError) and pathfinder's "All paths failed"
+    (a ValueError of pymc-extras) fail one task; at first they were raised as bugs."""
+    from pymc.sampling.parallel import ParallelSamplingError
+
+    assert fleet.task_failure(ParallelSamplingError("Chain 0 failed with: boom", 0))
+    code = compile("raise ValueError('All paths failed')",
+                   "/site-packages/pymc_extras/inference/pathfinder/pathfinder.py", "exec")
+    with pytest.raises(ValueError) as info:
+        exec(code)
+    assert fleet.task_failure(info.value)
+
+
+def _warns_then_breaks():
+    warnings.warn("before the bug", UserWarning, stacklevel=1)
+    raise TypeError("a bug")
+
+
+def test_a_bug_is_raised_with_the_warnings_the_task_gave_first():
+    with pytest.warns(UserWarning, match="before the bug"), pytest.raises(TypeError, match="a bug"):
+        fleet.run([fleet.Task("t", _warns_then_breaks)], progress=False)

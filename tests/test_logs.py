@@ -382,7 +382,9 @@ def test_config_keys_named_as_columns_are_taken(tmp_path):
     assert first["horizon"].tolist() == [40960.0, 40960.0]
     np.testing.assert_allclose(first["peak_lr"], 3e-4, rtol=1e-6)  # a shipped spec's group
     assert first["dataset"].tolist() == ["web", "web"]  # any other group key: mapped
-    assert "seed" not in data.frame.columns  # a key not named as a column stays out
+    assert "seed" not in data.frame.columns  # a key not named as a column stays out...
+    left = [n for n in data.notes if n.startswith("config keys not taken")]
+    assert len(left) == 1 and "seed" in left[0] and "data.name" not in left[0], data.notes
     assert set(data.schedules) == {"n1", "n2"}
     # the planned rest of the cosine continues the logged rate to the horizon
     np.testing.assert_allclose(data.schedules["n1"].D[-1], 40960.0)

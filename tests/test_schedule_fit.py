@@ -66,7 +66,7 @@ def test_a_forecast_of_every_run_from_its_first_half_is_calibrated(sweep):
     assert row["converged"], row["failures"]
     assert row["n_curves"] == 96
     # counted once per curve (the points of a curve are correlated): the nominal rate lies
-    # in the Clopper-Pearson 95% interval over the 24 held-out curves
+    # in the Clopper-Pearson 95% interval over the 96 held-out curves
     for prob in (50, 90):
         low, high = row[f"coverage_{prob}_curves_low"], row[f"coverage_{prob}_curves_high"]
         assert low <= prob / 100 <= high, (prob, low, row[f"coverage_{prob}_curves"], high)

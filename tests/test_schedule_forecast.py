@@ -97,6 +97,14 @@ def test_runs_in_progress_forecast_on_the_fits_schedule():
     plan = pd.DataFrame({"run": ["r1e+08"], "schedule": "cosine", "warmup": 0.0})
     what_if = bl.predict(fit, rows.query("run == 'r1e+08'"), kind="epistemic", schedule=plan)
     assert what_if.table["lr_drop"].iloc[-1] > 0.4
+    # ... and only for the runs it names: the other runs' points keep the fit's (a plan for one
+    # run among points of two raised "schedule table has no row for run(s) ['r2e+08']")
+    both = bl.predict(fit, rows.query("run != 'r4e+08'"), kind="epistemic", schedule=plan)
+    one = both.table["run"] == "r1e+08"
+    np.testing.assert_allclose(both.table.loc[one, "lr_drop"], what_if.table["lr_drop"])
+    np.testing.assert_allclose(both.table.loc[~one, "lr_drop"], 0.0)
+    np.testing.assert_allclose(both.table.loc[~one, "median"],
+                               law_at(rows.query("run == 'r2e+08'")), rtol=1e-12)
 
 
 # -- the schedule columns' checks -------------------------------------------------------------

@@ -350,3 +350,17 @@ def test_a_held_out_run_without_rows_keeps_the_density_finite():
     model.set_data(train)
     assert model.held["lr_area_point"].min() > 0
     assert np.isfinite(model.model.point_logps(model.model.initial_point())["loss"])
+
+
+def test_missing_values_of_nullable_dtypes_are_no_value():
+    """pd.NA in a ``string`` / ``Float64`` schedule column (what Fit.load gives back for a
+    text column) is a missing value like NaN; it was taken as a value ("decay_shape is for a
+    wsd schedule", "got <NA>")."""
+    from bayeslaw.simulate import schedule_design
+
+    plain = schedule_design(points=4, N=(1e8,), horizons=(1e9,)).assign(loss=3.0)
+    nullable = plain.astype({"decay_shape": "string", "decay_start": "Float64"})
+    assert nullable["decay_shape"].isna().any() and nullable["decay_start"].isna().any()
+    a, b = bl.load(plain).frame, bl.load(nullable).frame
+    for col in ("lr_area", "lr_drop", "anneal_area"):
+        np.testing.assert_array_equal(a[col].to_numpy(float), b[col].to_numpy(float))
