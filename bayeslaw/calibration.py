@@ -116,10 +116,7 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
     **fit_kwargs
         Sampler settings for every fit (``draws``, ``tune``, ``chains``, ...).
     """
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not (
-            0 <= seed and seed + n_sims <= 2**32):  # simulation i is fitted with seed + i
-        raise ArgumentError(f"sbc(): seed + n_sims must stay within 0 to {2**32} (simulation "
-                            f"i is fitted with seed + i); got seed {seed}, n_sims {n_sims}")
+    _check_seeds(seed, n_sims)
     gen = resolve_spec(spec, law=None, columns=design.columns)
     fitted = gen if fit_spec is None else resolve_spec(fit_spec, law=None, columns=design.columns)
     params = list(params) if params is not None else [*gen.free_params, "sigma"]
@@ -134,6 +131,14 @@ def sbc(design: LossData, spec: ModelSpec | str | Path | None = None, *, n_sims:
     done |= _run_simulations(tasks, path, client=client, workers=workers, progress=progress)
     return sbc_verdict([done[i] for i in range(n_sims) if i in done], params=params,
                        alpha=alpha, bins=bins, allow_unconverged=allow_unconverged)
+
+
+def _check_seeds(seed: Any, n_sims: int) -> None:
+    """Simulation i is fitted with ``seed + i``: every one must be a seed a fit takes."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not (
+            0 <= seed and seed + n_sims <= 2**32):
+        raise ArgumentError(f"sbc(): seed + n_sims must stay within 0 to {2**32} (simulation "
+                            f"i is fitted with seed + i); got seed {seed}, n_sims {n_sims}")
 
 
 def _run_simulations(tasks: Sequence[Any], path: Path | None, **where: Any
