@@ -29,7 +29,7 @@ EXIT_CHECK_FAILED = 1
 EXIT_TASKS_FAILED = 4
 
 #: What ``bayeslaw fit --method laplace|pathfinder`` warns: where each approximation missed
-#: NUTS (benchmarks/results/approx_2026-12-01.md, the README's "First look in seconds").
+#: NUTS (benchmarks/results/approx_2026-12-01.md; docs/user_guide/fitting.md, "First look").
 APPROXIMATE_NOTE = {
     "laplace": "approximate posterior (Laplace at the mode): against NUTS it matched the "
                "law's shared coefficients (within 0.16 posterior sd) but not the group sds or "
