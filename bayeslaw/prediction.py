@@ -110,6 +110,12 @@ def predict(fit: Posterior, points: pd.DataFrame, *, kind: str = "predictive",
         with another cool-down is a "what if".  Without it, a fitted run's points use the
         fit's schedule (whatever ``lr`` or schedule columns they carry), a new run's its own
         schedule columns.  A point past the end of its run's known schedule is refused.
+
+    Returns
+    -------
+    Prediction
+        ``table``: the points with ``median``, ``lower_XX`` and ``upper_XX`` per band;
+        ``draws``: the draws behind them, draws x points.
     """
     probs = band_args(kind, probs)
     rng = np.random.default_rng(seed)
