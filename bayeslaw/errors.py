@@ -6,6 +6,19 @@ Every failure bayeslaw raises on purpose is a ``BayeslawError``; every warning i
 
 from __future__ import annotations
 
+from typing import Any
+
+
+def plain(value: Any) -> str:
+    """A value as a user wrote it, for messages: ``nan``, ``1e+300``, ``'abc'``.
+
+    A numpy scalar is printed as its Python value (never ``np.float64(nan)``).
+    """
+    item = getattr(value, "item", None)
+    if callable(item) and type(value).__module__ == "numpy":
+        value = item()
+    return repr(value) if isinstance(value, str) else str(value)
+
 
 class BayeslawError(Exception):
     """Base class of every error bayeslaw raises on purpose."""

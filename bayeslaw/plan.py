@@ -90,6 +90,7 @@ def require_forward_area(frame: pd.DataFrame, law: str, where: str) -> None:
                         f"is infinite there): drop the run's rows at D <= {D:g} (a min_D above "
                         "it in bl.load cuts them from every run)")
 
+
 def _along_runs(cov: str, data: LossData) -> bool:
     """Whether covariate ``cov`` varies along each run (``D``, a schedule's point terms)."""
     return (cov == C.D or cov in POINT_COLUMNS) and data.has_runs

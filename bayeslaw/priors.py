@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SpecError
+from .errors import SpecError, plain
 
 #: Parameters a distribution cannot do without (the others in :data:`_DISTS` are optional).
 _REQUIRED: dict[str, frozenset[str]] = {
@@ -43,13 +43,6 @@ POOLINGS = ("partial", "none")
 #: Parameters that must be positive (a scale, a shape or a rate): PyMC would build the
 #: distribution and its log density would be nan everywhere.
 _POSITIVE = frozenset({"sigma", "alpha", "beta", "lam"})
-
-
-def plain(value: Any) -> str:
-    """A value as a user wrote it: ``nan``, ``1e+300``, ``'abc'`` (never ``np.float64(nan)``)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    return repr(value) if isinstance(value, str) else str(value)
 
 
 def _number(value: Any) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .errors import SpecError
+from .errors import SpecError, plain
 from .laws import Law, get_law
 from .priors import (
     LIKELIHOODS,
@@ -28,7 +28,6 @@ from .priors import (
     parse_centered,
     parse_flag,
     parse_prior,
-    plain,
 )
 from .settings import SamplerSettings
 from .validation import LARGEST

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from . import constants as C
-from .errors import DataError
+from .errors import DataError, plain
 
 #: Columns converted to float (and checked finite) where present.
 NUMERIC = (C.N, C.D, C.T_M, C.P, C.N_ONCE, C.N_REC, C.HORIZON, C.LOSS)
@@ -59,13 +59,6 @@ def check_columns(frame: pd.DataFrame, where: str) -> None:
         raise DataError(f"{where} has duplicate column name(s) {dup}")
     if len(frame) == 0:
         raise DataError(f"{where} has no rows")
-
-
-def plain(value: object) -> str:
-    """A table's value as written: ``nan``, ``1e+300``, ``'abc'`` (not ``np.float64(nan)``)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    return repr(value) if isinstance(value, str) else str(value)
 
 
 def _booleans(col: pd.Series) -> np.ndarray:
