@@ -2,8 +2,9 @@
 
 At 23aba32 a sweep of about 45 sizes gave one row of 45 panels (issue 32's report; the
 tests below draw such sweeps). At most ``MAX_COLUMNS`` panels a row now, wrapping; past
-``MAX_PANELS`` panels neighbouring sizes share a panel, each run coloured by its N. The figures are drawn from prior
-draws (``conftest.prior_fit``: no sampling): the layout, not the posterior, is under test.
+``MAX_PANELS`` panels neighbouring sizes share a panel, each run coloured by its N. The
+figures are drawn from prior draws (``conftest.prior_fit``: no sampling): the layout, not the
+posterior, is under test.
 """
 
 from __future__ import annotations
