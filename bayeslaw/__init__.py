@@ -18,68 +18,68 @@ from .constants import VERSION as __version__
 _EXPORTS: dict[str, tuple[str, str | None]] = {
     "ApproximationWarning": ("errors", "ApproximationWarning"),
     "ArgumentError": ("errors", "ArgumentError"),
-    "backtest": ("backtesting", "backtest"),
-    "BacktestResult": ("backtesting", "BacktestResult"),
+    "backtest": ("evaluation.backtesting", "backtest"),
+    "BacktestResult": ("evaluation.backtesting", "BacktestResult"),
     "BaselineConvergenceWarning": ("errors", "BaselineConvergenceWarning"),
     "BayeslawError": ("errors", "BayeslawError"),
     "BayeslawWarning": ("errors", "BayeslawWarning"),
-    "best_T_m": ("derived", "best_T_m"),
-    "best_T_m_at_budget": ("derived", "best_T_m_at_budget"),
-    "build_report": ("report", "build_report"),
+    "best_T_m": ("posterior.derived", "best_T_m"),
+    "best_T_m_at_budget": ("posterior.derived", "best_T_m_at_budget"),
+    "build_report": ("report.build", "build_report"),
     "bundled_path": ("simulate", "bundled_path"),
-    "compare": ("comparison", "compare"),
-    "Comparison": ("comparison", "Comparison"),
-    "compute_optimal": ("derived", "compute_optimal"),
+    "compare": ("evaluation.comparison", "compare"),
+    "Comparison": ("evaluation.comparison", "Comparison"),
+    "compute_optimal": ("posterior.derived", "compute_optimal"),
     "ConvergenceError": ("errors", "ConvergenceError"),
     "ConvergenceWarning": ("errors", "ConvergenceWarning"),
     "DataError": ("errors", "DataError"),
-    "Derived": ("derived", "Derived"),
-    "Diagnostics": ("diagnostics", "Diagnostics"),
-    "Fit": ("result", "Fit"),
-    "fit": ("inference", "fit"),
-    "fit_many": ("inference", "fit_many"),
-    "Fits": ("result", "Fits"),
+    "Derived": ("posterior.derived", "Derived"),
+    "Diagnostics": ("posterior.diagnostics", "Diagnostics"),
+    "Fit": ("posterior.result", "Fit"),
+    "fit": ("inference.sampling", "fit"),
+    "fit_many": ("inference.sampling", "fit_many"),
+    "Fits": ("posterior.result", "Fits"),
     "FleetWarning": ("errors", "FleetWarning"),
     "TaskFailedWarning": ("errors", "TaskFailedWarning"),
     "FitFileError": ("errors", "FitFileError"),
-    "forecast_run": ("prediction", "forecast_run"),
-    "get_law": ("laws", "get_law"),
-    "group_folds": ("refits", "group_folds"),
+    "forecast_run": ("posterior.prediction", "forecast_run"),
+    "get_law": ("laws.registry", "get_law"),
+    "group_folds": ("evaluation.refits", "group_folds"),
     "ImportanceWeightsWarning": ("errors", "ImportanceWeightsWarning"),
-    "LAWS": ("laws", "LAWS"),
-    "load": ("data", "load"),
-    "load_chinchilla": ("public_data", "load_chinchilla"),
-    "load_misfitting": ("public_data", "load_misfitting"),
-    "load_colpret": ("public_data", "load_colpret"),
-    "load_parscale": ("public_data", "load_parscale"),
-    "load_spec": ("catalog", "load_spec"),
-    "loss_at": ("derived", "loss_at"),
-    "LossData": ("data", "LossData"),
-    "ModelSpec": ("spec", "ModelSpec"),
+    "LAWS": ("laws.registry", "LAWS"),
+    "load": ("data.table", "load"),
+    "load_chinchilla": ("data.public", "load_chinchilla"),
+    "load_misfitting": ("data.public", "load_misfitting"),
+    "load_colpret": ("data.public", "load_colpret"),
+    "load_parscale": ("data.public", "load_parscale"),
+    "load_spec": ("spec.catalog", "load_spec"),
+    "loss_at": ("posterior.derived", "loss_at"),
+    "LossData": ("data.table", "LossData"),
+    "ModelSpec": ("spec.model_spec", "ModelSpec"),
     "ParetoKWarning": ("errors", "ParetoKWarning"),
-    "parse_split": ("splits", "parse_split"),
-    "plateau_ylim": ("grid_figure", "plateau_ylim"),
-    "plot_backtest": ("plots", "plot_backtest"),
-    "plot_final_losses": ("plots", "plot_final_losses"),
-    "plot_grid": ("grid_figure", "plot_grid"),
-    "plot_group_effects": ("plots", "plot_group_effects"),
-    "plot_residuals": ("plots", "plot_residuals"),
-    "predict": ("prediction", "predict"),
-    "Prediction": ("prediction", "Prediction"),
-    "prediction_grid": ("grids", "prediction_grid"),
-    "Prior": ("priors", "Prior"),
-    "recalibration": ("backtesting", "recalibration"),
-    "sample_prior_predictive": ("inference", "sample_prior_predictive"),
-    "SamplerSettings": ("settings", "SamplerSettings"),
+    "parse_split": ("evaluation.splits", "parse_split"),
+    "plateau_ylim": ("plots.sweep", "plateau_ylim"),
+    "plot_backtest": ("plots.figures", "plot_backtest"),
+    "plot_final_losses": ("plots.figures", "plot_final_losses"),
+    "plot_grid": ("plots.sweep", "plot_grid"),
+    "plot_group_effects": ("plots.figures", "plot_group_effects"),
+    "plot_residuals": ("plots.figures", "plot_residuals"),
+    "predict": ("posterior.prediction", "predict"),
+    "Prediction": ("posterior.prediction", "Prediction"),
+    "prediction_grid": ("posterior.points", "prediction_grid"),
+    "Prior": ("spec.parts", "Prior"),
+    "recalibration": ("evaluation.backtesting", "recalibration"),
+    "sample_prior_predictive": ("inference.sampling", "sample_prior_predictive"),
+    "SamplerSettings": ("spec.settings", "SamplerSettings"),
     "simulate": ("simulate", None),
     "SpecError": ("errors", "SpecError"),
     "StaleRecordsWarning": ("errors", "StaleRecordsWarning"),
     "testing": ("testing", None),
-    "Thresholds": ("diagnostics", "Thresholds"),
+    "Thresholds": ("posterior.diagnostics", "Thresholds"),
     "UnidentifiedSplitWarning": ("errors", "UnidentifiedSplitWarning"),
     "WarmStartWarning": ("errors", "WarmStartWarning"),
-    "write_fit_outputs": ("outputs", "write_fit_outputs"),
-    "write_grid_figures": ("outputs", "write_grid_figures"),
+    "write_fit_outputs": ("report.folders", "write_fit_outputs"),
+    "write_grid_figures": ("report.folders", "write_grid_figures"),
 }
 
 
@@ -100,12 +100,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazily above
     from . import simulate, testing
-    from .backtesting import BacktestResult, backtest, recalibration
-    from .catalog import load_spec
-    from .comparison import Comparison, compare
-    from .data import LossData, load
-    from .derived import Derived, best_T_m, best_T_m_at_budget, compute_optimal, loss_at
-    from .diagnostics import Diagnostics, Thresholds
+    from .data.public import load_chinchilla, load_colpret, load_misfitting, load_parscale
+    from .data.table import LossData, load
     from .errors import (
         ApproximationWarning,
         ArgumentError,
@@ -125,22 +121,26 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
         UnidentifiedSplitWarning,
         WarmStartWarning,
     )
-    from .grid_figure import plateau_ylim, plot_grid
-    from .grids import prediction_grid
-    from .inference import fit, fit_many, sample_prior_predictive
-    from .laws import LAWS, get_law
-    from .outputs import write_fit_outputs, write_grid_figures
-    from .plots import plot_backtest, plot_final_losses, plot_group_effects, plot_residuals
-    from .prediction import Prediction, forecast_run, predict
-    from .priors import Prior
-    from .public_data import load_chinchilla, load_colpret, load_misfitting, load_parscale
-    from .refits import group_folds
-    from .report import build_report
-    from .result import Fit, Fits
-    from .settings import SamplerSettings
+    from .evaluation.backtesting import BacktestResult, backtest, recalibration
+    from .evaluation.comparison import Comparison, compare
+    from .evaluation.refits import group_folds
+    from .evaluation.splits import parse_split
+    from .inference.sampling import fit, fit_many, sample_prior_predictive
+    from .laws.registry import LAWS, get_law
+    from .plots.figures import plot_backtest, plot_final_losses, plot_group_effects, plot_residuals
+    from .plots.sweep import plateau_ylim, plot_grid
+    from .posterior.derived import Derived, best_T_m, best_T_m_at_budget, compute_optimal, loss_at
+    from .posterior.diagnostics import Diagnostics, Thresholds
+    from .posterior.points import prediction_grid
+    from .posterior.prediction import Prediction, forecast_run, predict
+    from .posterior.result import Fit, Fits
+    from .report.build import build_report
+    from .report.folders import write_fit_outputs, write_grid_figures
     from .simulate import bundled_path
-    from .spec import ModelSpec
-    from .splits import parse_split
+    from .spec.catalog import load_spec
+    from .spec.model_spec import ModelSpec
+    from .spec.parts import Prior
+    from .spec.settings import SamplerSettings
 
 __all__ = [
     "SamplerSettings",

@@ -17,7 +17,7 @@ RUN, N, D, T_M, LOSS = "run", "N", "D", "T_m", "loss"
 P, N_ONCE, N_REC = "P", "N_once", "N_rec"
 #: A run's planned tokens (its learning-rate schedule ends there): optional, one per run.
 HORIZON = "horizon"
-#: The terms of a learning-rate schedule (:mod:`bayeslaw.schedules`) that vary along a run:
+#: The terms of a learning-rate schedule (:mod:`bayeslaw.data.schedules`) that vary along a run:
 #: the rate as a share of its peak, the forward area, the drop so far, the annealing area.
 LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA = "lr_norm", "lr_area", "lr_drop", "anneal_area"
 #: ``D`` is required too, except in a table of final losses (one row per run).
@@ -50,5 +50,6 @@ FIT_FORMAT_VERSION = 1
 CENTERED_MIN_POINTS = 200
 
 #: Environment variable with the cores one fit may use (nutpie's ``cores``): set in every Dask
-#: worker by :mod:`bayeslaw.workers` (the host's CPUs over its worker processes), or by hand.
+#: worker by :mod:`bayeslaw.inference.workers` (the host's CPUs over its worker processes), or
+#: by hand.
 ENV_CORES = "BAYESLAW_CORES"

@@ -1,7 +1,7 @@
 """Seeded synthetic sweeps with known truth (the bundled data set, recovery tests, SBC).
 
-The generative process mirrors :mod:`bayeslaw.graph` but is written in plain numpy: it shares
-the law functions and :mod:`bayeslaw.kernel`'s arithmetic with the graph, not its assembly
+The generative process mirrors :mod:`bayeslaw.model.graph` but is written in plain numpy: it shares
+the law functions and :mod:`bayeslaw.model.arithmetic`'s arithmetic with the graph, not its assembly
 (layout, containers, indexing of effects and runs), which a recovery test therefore checks.
 The kernel's formulas are checked against closed forms in ``tests/test_kernel.py`` and, through
 the graph, against the log densities of 5d06e18 (``tests/data/logp_reference.json``).
@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from . import constants as C
-from .catalog import load_spec
-from .data import run_label
-from .kernel import draw_curves, link_value, noise_scale, previous_rows, standard_noise
-from .spec import ModelSpec
+from .data.table import run_label
+from .model.arithmetic import draw_curves, link_value, noise_scale, previous_rows, standard_noise
+from .spec.catalog import load_spec
+from .spec.model_spec import ModelSpec
 
 #: True coefficients of the bundled synthetic looped-LM sweep (centered scale of the
 #: default spec: a, b, c are loss contributions at N=3e8, D=1e9, T_m=4).
@@ -204,7 +204,7 @@ def schedule_design(*, N: Sequence[float] = SCHEDULE_N, horizons: Sequence[float
     """Every size with every schedule and horizon, logged at ``points`` even steps.
 
     Each run warms up over 1% of its horizon; a WSD cool-down starts at
-    ``decay_start_share`` of it.  The columns are those :mod:`bayeslaw.schedules` reads.
+    ``decay_start_share`` of it.  The columns are those :mod:`bayeslaw.data.schedules` reads.
     """
     rows = []
     for kind in kinds:
@@ -227,12 +227,12 @@ def schedule_sweep(*, seed: int = SWEEP_SEED, points: int = 30, law: str = "mult
                    **design_options: Any) -> tuple[pd.DataFrame, Truth]:
     """A synthetic sweep of curves with known schedules of every kind, from a schedule law.
 
-    The table (:func:`schedule_design`) goes through :func:`bayeslaw.data.load`, which adds
+    The table (:func:`schedule_design`) goes through :func:`bayeslaw.data.table.load`, which adds
     the schedule's terms, and is simulated from ``law``'s default spec with ``params``
     (default :data:`SCHEDULE_TRUTH`, the parameters the law has) and Student-t noise of
     scale ``sigma``.  The returned frame holds the schedule columns, not the terms.
     """
-    from .data import load
+    from .data.table import load
 
     table = schedule_design(points=points, **design_options)
     spec = load_spec(law=law)

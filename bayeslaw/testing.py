@@ -34,17 +34,17 @@ import numpy as np
 import pandas as pd
 
 from . import constants as C
-from . import inference
-from .calibration import sbc, sbc_key, sbc_verdict
-from .data import LossData
-from .diagnostics import Thresholds
+from .data.table import LossData
 from .errors import ArgumentError, ConvergenceWarning
-from .likelihood import one_step_replicates, simulated_losses
-from .metrics import coverage
-from .posterior import log_density
-from .result import Fit
-from .spec import ModelSpec
-from .verdicts import CheckResult, plot_sbc
+from .evaluation.metrics import coverage
+from .evaluation.sbc import sbc, sbc_key, sbc_verdict
+from .evaluation.verdicts import CheckResult, plot_sbc
+from .inference import sampling as inference
+from .posterior.diagnostics import Thresholds
+from .posterior.draws import log_density
+from .posterior.likelihood import one_step_replicates, simulated_losses
+from .posterior.result import Fit
+from .spec.model_spec import ModelSpec
 
 __all__ = [
     "CheckResult",
@@ -168,8 +168,9 @@ def simulate_from_draw(fit: Fit, draw: int, *, seed: int = 0) -> LossData:
     """The fit's own points with losses simulated from one posterior draw (all parameters).
 
     Each run's curve is drawn jointly from the model's generative process (AR(1) residuals
-    or a random walk accumulating along the run, :func:`bayeslaw.likelihood.simulate_curves`),
-    so a recovery refits the model that simulated the data.
+    or a random walk accumulating along the run,
+    :func:`bayeslaw.posterior.likelihood.simulate_curves`), so a recovery refits the model that
+    simulated the data.
     """
     sim = fit.data.frame.copy()
     sim[C.LOSS] = simulated_losses(fit, draw, np.random.default_rng(seed))

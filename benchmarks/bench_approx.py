@@ -45,7 +45,7 @@ MAX_SHIFT, WIDTH_RANGE, WALL_SHARE = 0.3, (0.7, 1.4), 0.1
 
 def timed_fit(data: Any, spec: Any, method: str, seed: int) -> tuple[Any, float]:
     """One fit and its wall seconds; its warnings are recorded, not raised."""
-    from bayeslaw.inference import fit
+    from bayeslaw.inference.sampling import fit
 
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
@@ -75,7 +75,7 @@ def run_pair(name: str, methods: list[str], seed: int) -> tuple[list[dict], pd.D
     import pairs
 
     import bayeslaw as bl
-    from bayeslaw.catalog import resolve_spec
+    from bayeslaw.spec.catalog import resolve_spec
 
     data = bl.load(pairs.table(name))
     spec = resolve_spec(pairs.PAIRS[name].spec, law=None, columns=data.columns)
@@ -119,7 +119,7 @@ def markdown(command: str, timing: pd.DataFrame, coefs: pd.DataFrame) -> str:
     """The tables: timing, per-table verdicts, every coefficient."""
     import subprocess
 
-    from bayeslaw.report_html import markdown_table
+    from bayeslaw.report.document import markdown_table
 
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                           capture_output=True, text=True).stdout.strip()

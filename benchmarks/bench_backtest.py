@@ -11,8 +11,8 @@ points and runs (``n_test``, ``curves``), MAPE of bayeslaw and of the baseline, 
 / 90% coverage with the 95% binomial interval of the 90% coverage and the 90% coverage with
 each held-out curve counted once, and the 90% coverage of both kinds of band for both methods:
 ``cov90`` and ``cov90_baseline`` the predictive bands (a new observed loss), ``cov90_epistemic``
-and ``cov90_baseline_epistemic`` the law's value alone (see :mod:`bayeslaw.scoring`).  Rows
-saved before the baseline had a predictive band hold its epistemic coverage under
+and ``cov90_baseline_epistemic`` the law's value alone (see :mod:`bayeslaw.evaluation.scoring`).
+Rows saved before the baseline had a predictive band hold its epistemic coverage under
 ``cov90_baseline``; :func:`load_rows` moves it to ``cov90_baseline_epistemic``.  ``--quick``
 uses short chains; ``--csv F`` appends each row to F as it is measured; ``--summarize F [F
 ...]`` judges saved rows against issue 4's targets without running (with ``--forecasts DIR``,
@@ -44,8 +44,8 @@ import pandas as pd
 from scipy import stats
 
 import bayeslaw as bl
-from bayeslaw.backtesting import backtest
-from bayeslaw.metrics import clopper_pearson
+from bayeslaw.evaluation.backtesting import backtest
+from bayeslaw.evaluation.metrics import clopper_pearson
 from bayeslaw.simulate import bundled_path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -134,7 +134,7 @@ def curves_from_forecasts(rows: pd.DataFrame, folder: Path) -> pd.DataFrame:
     :func:`save_forecasts` names them; ``DATA, recalibrated`` rows read the recalibrated
     forecast); rows without one keep NaN.
     """
-    from bayeslaw.metrics import coverage_by_curve
+    from bayeslaw.evaluation.metrics import coverage_by_curve
 
     out = _with_curve_columns(rows)
     for i in np.flatnonzero(out["cov90_curves"].isna()):
@@ -306,7 +306,7 @@ def main() -> None:
                       "kfold:5")]
     chin = SHARED / "chinchilla_epoch" / "svg_extracted_data.csv"
     if chin.exists():
-        from bayeslaw.public_data import load_chinchilla
+        from bayeslaw.data.public import load_chinchilla
 
         # largest-N holds out one run here (about one run per size): largest-N:0.1 the
         # largest sizes with a tenth of the runs
@@ -314,7 +314,7 @@ def main() -> None:
                  for s in ("largest-N", "largest-N:0.1", "kfold:5")]
     mis = SHARED / "misfitting" / "scaling_results.csv"
     if mis.exists():
-        from bayeslaw.public_data import load_misfitting
+        from bayeslaw.data.public import load_misfitting
 
         # whole curves after warm-up (>= 10% of each run) and past the early transient
         # (--min-tokens, default 1e9: see load_misfitting), 12 checkpoints per run

@@ -21,11 +21,11 @@ CHILD = r"""
 import sys, warnings
 import numpy as np
 import bayeslaw as bl
-from bayeslaw.catalog import load_spec
-from bayeslaw.modelcache import compiled_for
-from bayeslaw.plan import make_plan
+from bayeslaw.spec.catalog import load_spec
+from bayeslaw.inference.modelcache import compiled_for
+from bayeslaw.model.plan import make_plan
 from bayeslaw.simulate import looped_sweep
-from bayeslaw.warmstart import LogDensity, find_mode
+from bayeslaw.inference.warmstart import LogDensity, find_mode
 
 warnings.simplefilter("ignore")
 frame, _ = looped_sweep(seed=3, points=8, N=(1e8, 3e8, 1e9), T_m=(2, 4, 8),

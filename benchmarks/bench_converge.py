@@ -53,7 +53,7 @@ def load_pairs() -> ModuleType:
 def fit_one(pair: Any, seed: int) -> dict[str, Any]:
     """Fit ``pair`` with ``seed`` and return its row (an ``error`` row if it raises)."""
     import bayeslaw as bl
-    from bayeslaw.inference import fit
+    from bayeslaw.inference.sampling import fit
 
     row: dict[str, Any] = {"pair": pair.name, "spec": pair.spec, "seed": seed}
     try:

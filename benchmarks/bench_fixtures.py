@@ -30,8 +30,8 @@ MARGIN = 1.005
 
 def _small_fit(seed):
     import bayeslaw as bl
-    from bayeslaw.diagnostics import Thresholds
-    from bayeslaw.inference import fit
+    from bayeslaw.inference.sampling import fit
+    from bayeslaw.posterior.diagnostics import Thresholds
     from bayeslaw.simulate import looped_sweep
     from tests.conftest import SMALL, SMALL_FIT_SAMPLER
 
@@ -47,8 +47,8 @@ def _half_split(seed):
 
 
 def _four_depths(seed):
-    from bayeslaw.diagnostics import Thresholds
-    from bayeslaw.inference import fit
+    from bayeslaw.inference.sampling import fit
+    from bayeslaw.posterior.diagnostics import Thresholds
     from tests.test_compare import four_depths_data, simple_spec
 
     return fit(four_depths_data(), simple_spec("looped_total"),
@@ -56,15 +56,15 @@ def _four_depths(seed):
 
 
 def _matched(seed):
-    from bayeslaw.inference import fit
+    from bayeslaw.inference.sampling import fit
     from tests.test_checks import MATCHED, matched_data
 
     return fit(matched_data(), MATCHED, seed=seed, draws=4000, tune=1000, chains=4)
 
 
 def _chinchilla(seed):
-    from bayeslaw.inference import fit
-    from bayeslaw.public_data import load_chinchilla
+    from bayeslaw.data.public import load_chinchilla
+    from bayeslaw.inference.sampling import fit
 
     path = ROOT.parent / "shared" / "data" / "chinchilla_epoch" / "svg_extracted_data.csv"
     return fit(load_chinchilla(path), law="chinchilla", seed=seed, draws=1000, tune=1000,

@@ -35,9 +35,10 @@ import numpy as np
 import pandas as pd
 
 import bayeslaw as bl
-from bayeslaw import fleet, testing
-from bayeslaw.catalog import load_spec
+from bayeslaw import testing
+from bayeslaw.inference.sampling import fleet
 from bayeslaw.simulate import design
+from bayeslaw.spec.catalog import load_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.test_checks import MATCHED, SBC_SAMPLER  # noqa: E402  (the CI SBC's spec)

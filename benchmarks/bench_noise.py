@@ -31,9 +31,9 @@ from pathlib import Path
 import pandas as pd
 
 import bayeslaw as bl
-from bayeslaw.backtesting import backtest
+from bayeslaw.evaluation.backtesting import backtest
 from bayeslaw.simulate import bundled_path
-from bayeslaw.spec import ModelSpec
+from bayeslaw.spec.model_spec import ModelSpec
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 DECAY = {"dist": "HalfNormal", "sigma": 0.3}
@@ -61,7 +61,7 @@ def variants(base: ModelSpec) -> dict[str, ModelSpec]:
 def dataset(name: str, thin: int) -> tuple[bl.LossData, ModelSpec]:
     if name == "bundled":
         return bl.load(bundled_path()).thin(thin), bl.load_spec(law="looped_total")
-    from bayeslaw.public_data import load_misfitting
+    from bayeslaw.data.public import load_misfitting
 
     path = SHARED / "misfitting" / "scaling_results.csv"
     data = load_misfitting(path, min_portion=0.1).thin(thin)

@@ -20,7 +20,7 @@ import arviz as az
 import numpy as np
 
 import bayeslaw as bl
-from bayeslaw.modelcache import get_model
+from bayeslaw.inference.modelcache import get_model
 from bayeslaw.simulate import bundled_path
 
 LAW = ["E", "a", "alpha", "b", "beta", "c", "gamma"]

@@ -26,8 +26,8 @@ import numpy as np
 
 import bayeslaw as bl
 from bayeslaw import testing
-from bayeslaw.catalog import load_spec
 from bayeslaw.simulate import design
+from bayeslaw.spec.catalog import load_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.test_checks import MATCHED, NARROW  # noqa: E402  (one definition of the specs)

@@ -34,9 +34,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import bayeslaw as bl
-    from bayeslaw.modelcache import compiled_for
-    from bayeslaw.plan import make_plan
-    from bayeslaw.warmstart import LogDensity, find_mode
+    from bayeslaw.inference.modelcache import compiled_for
+    from bayeslaw.inference.warmstart import LogDensity, find_mode
+    from bayeslaw.model.plan import make_plan
 
     data = bl.load_misfitting(SHARED / "misfitting" / "scaling_results.csv", schedule=True,
                               min_tokens=1e9)

@@ -20,7 +20,7 @@ Stages and folds (fixed before any spec was chosen):
   out the ends of the same curves).
 
 Each (data, law, split) row pools its folds: MAPE and coverage over every held-out point,
-coverage per curve (each curve's share of points inside, :func:`bayeslaw.metrics.
+coverage per curve (each curve's share of points inside, :func:`bayeslaw.evaluation.metrics.
 coverage_by_curve`), CRPS averaged over points.  ``--only DATA`` runs one data set; rows
 already in ``--csv`` are not measured again.  ``chinchilla_anneal`` is not fitted where every
 run has the same horizon (GPT-3, OPT): its anneal term needs two.
@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 import bayeslaw as bl
-from bayeslaw.metrics import coverage, coverage_by_curve, mape
+from bayeslaw.evaluation.metrics import coverage, coverage_by_curve, mape
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 SELECT_SEED, REPORT_SEED = 1, 2

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 def table_and_spec(name: str):
     """The data and default spec of pair ``name`` (or of the tests' small sweep)."""
     import bayeslaw as bl
-    from bayeslaw.catalog import load_spec, resolve_spec
+    from bayeslaw.spec.catalog import load_spec, resolve_spec
 
     if name == "small":
         from bayeslaw.simulate import looped_sweep
@@ -66,9 +66,9 @@ def main(argv=None) -> int:
     ap.add_argument("overrides", nargs="?", default="{}", help="JSON (see above)")
     ap.add_argument("seeds", nargs="?", default="1,2,3")
     args = ap.parse_args(argv)
-    from bayeslaw.diagnostics import Thresholds
     from bayeslaw.errors import ConvergenceWarning
-    from bayeslaw.inference import fit
+    from bayeslaw.inference.sampling import fit
+    from bayeslaw.posterior.diagnostics import Thresholds
 
     data, spec = table_and_spec(args.table)
     spec = with_overrides(spec, json.loads(args.overrides))

@@ -8,7 +8,7 @@ cold process's; PyTensor's and numba's on-disk caches are shared unless ``--cold
 ``PYTHONPATH``; "new" is this working tree.
 
 Measured in the child, by wrapping ``nutpie.compile_pymc_model`` (the old code's compile),
-``bayeslaw.compiled.compile_model`` (the current code's) and ``nutpie.sample``:
+``bayeslaw.inference.compiled.compile_model`` (the current code's) and ``nutpie.sample``:
 
 * compile s (the compile of the model for nutpie), sample s (nutpie's sampling, warm-up
   included), total s (the ``fit()`` call: compile, warm start where the version has one,
@@ -133,10 +133,13 @@ def install_probe(nutpie: ModuleType) -> dict[str, Any]:
 
     nutpie.compile_pymc_model = compile_pymc_model
     nutpie.sample = sample
-    try:  # the current code compiles through bayeslaw.compiled, not nutpie's compile
-        import bayeslaw.compiled as own
+    try:  # the current code compiles through its own module, not nutpie's compile
+        import bayeslaw.inference.compiled as own
     except ImportError:
-        return probe
+        try:  # the flat layout before the subpackages
+            import bayeslaw.compiled as own  # type: ignore[no-redef]
+        except ImportError:
+            return probe
     own_orig = own.compile_model
 
     def compile_model(*args: Any, **kwargs: Any) -> Any:
@@ -203,19 +206,25 @@ def fit_row(fit_result: Any, probe: dict[str, Any], total_s: float) -> dict[str,
 def version_api() -> tuple[Any, Any, Any]:
     """``fit``, ``get_model`` and ``resolve_spec`` of the bayeslaw on ``sys.path``.
 
-    This tree's layout (``bl.fit``, :mod:`bayeslaw.modelcache`, :mod:`bayeslaw.catalog`) or
-    the old one of 5d06e18 (the module ``bayeslaw.fit``, ``bayeslaw.priors``).
+    This tree's layout (``bl.fit``, :mod:`bayeslaw.inference.modelcache`,
+    :mod:`bayeslaw.spec.catalog`), the flat one before the subpackages (23aba32:
+    ``bayeslaw.modelcache``, ``bayeslaw.catalog``) or the old one of 5d06e18 (the module
+    ``bayeslaw.fit``, ``bayeslaw.priors``).
     """
+    import importlib
+
     import bayeslaw
 
     if callable(getattr(bayeslaw, "fit", None)):
-        from bayeslaw.catalog import resolve_spec
-        from bayeslaw.modelcache import get_model
-
-        return bayeslaw.fit, get_model, resolve_spec
-    import bayeslaw.fit as fitting
-
-    from bayeslaw.priors import resolve_spec
+        try:
+            cache = importlib.import_module("bayeslaw.inference.modelcache")
+            catalog = importlib.import_module("bayeslaw.spec.catalog")
+        except ImportError:  # the flat layout
+            cache = importlib.import_module("bayeslaw.modelcache")
+            catalog = importlib.import_module("bayeslaw.catalog")
+        return bayeslaw.fit, cache.get_model, catalog.resolve_spec
+    fitting = importlib.import_module("bayeslaw.fit")
+    resolve_spec = importlib.import_module("bayeslaw.priors").resolve_spec
 
     return fitting.fit, fitting.get_model, resolve_spec
 
@@ -255,11 +264,23 @@ def child_measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
         row.update(time_logp(probe["compiled"]))
 
 
+def own_compiler() -> Any:
+    """bayeslaw's own compile of this version (this layout's or the flat one's), else None."""
+    import importlib
+
+    for name in ("bayeslaw.inference.compiled", "bayeslaw.compiled"):
+        try:
+            return importlib.import_module(name).compile_model
+        except ImportError:
+            continue
+    return None
+
+
 def child_compile(args: argparse.Namespace, row: dict[str, Any]) -> None:
     """Build the pair's model and compile it for nutpie, nothing more (into ``row``).
 
     The old code compiles with ``nutpie.compile_pymc_model``, the current one with
-    ``bayeslaw.compiled.compile_model`` (its warm-start buffer included), as each one's
+    ``bayeslaw.inference.compiled.compile_model`` (its warm-start buffer included), as each one's
     ``fit`` does; model s is building the PyMC model (both versions' ``get_model``).
     """
     import nutpie
@@ -271,13 +292,12 @@ def child_compile(args: argparse.Namespace, row: dict[str, Any]) -> None:
         t0 = time.perf_counter()
         model = get_model(spec, data).model
         t1 = time.perf_counter()
-        try:
-            from bayeslaw.compiled import compile_model
-        except ImportError:
+        own = own_compiler()
+        if own is None:
             nutpie.compile_pymc_model(model)
             row["from_disk"] = None
         else:
-            row["from_disk"] = compile_model(model).from_disk
+            row["from_disk"] = own(model).from_disk
         t2 = time.perf_counter()
     row.update(points=len(data), runs=len(data.runs), model_s=t1 - t0, compile_s=t2 - t1)
 

@@ -5,7 +5,7 @@ a pandas DataFrame in bayeslaw's tidy layout (``run``, ``N``, ``D``, ``loss`` an
 spec's law needs: ``T_m``, ``P``, ``horizon``, ``peak_lr``, ``dataset``).  The frames are built
 with pandas and numpy only, never with bayeslaw's loaders, so that the same frame can be fed to
 an older bayeslaw (``benchmarks/bench_speed.py`` runs commit 5d06e18 side by side with the
-current code); where a loader of ``bayeslaw.public_data`` exists, its transformations are
+current code); where a loader of ``bayeslaw.data.public`` exists, its transformations are
 reimplemented here (the check below compares the two).
 
 Tables:
@@ -85,7 +85,7 @@ def _require(frame: pd.DataFrame, columns: list[str], path: Path) -> None:
 def thin_frame(frame: pd.DataFrame, max_points: int) -> pd.DataFrame:
     """At most ``max_points`` rows per run, log-spaced in D, each run's last point kept.
 
-    The algorithm of ``bayeslaw.data.LossData.thin``, on a DataFrame (so that an older
+    The algorithm of ``bayeslaw.data.table.LossData.thin``, on a DataFrame (so that an older
     bayeslaw gets the same rows); returned sorted by run, then D.
     """
     if max_points < 2:
@@ -310,8 +310,8 @@ def select(patterns: str | None) -> list[Pair]:
 def _check(pair: Pair) -> str:
     """Load the pair's frame with the current bayeslaw and check the spec accepts it."""
     import bayeslaw as bl
-    from bayeslaw.catalog import resolve_spec
-    from bayeslaw.plan import check_compatible
+    from bayeslaw.model.plan import check_compatible
+    from bayeslaw.spec.catalog import resolve_spec
 
     data = bl.load(pair.load())
     check_compatible(resolve_spec(pair.spec, law=None, columns=data.columns), data)

@@ -1,7 +1,7 @@
 """Where one log density + gradient of a shipped model spends its time.
 
-Prints the microseconds per call of the compiled density (``bayeslaw.compiled``, numba, called
-through ctypes) at the mode, nutpie's own compiled density of the same model there, the
+Prints the microseconds per call of the compiled density (``bayeslaw.inference.compiled``, numba,
+called through ctypes) at the mode, nutpie's own compiled density of the same model there, the
 compiled density through the warm start's affine map, and PyTensor's op
 profile of the same logp + gradient under its C backend (the numba backend has no per-op
 profiler; the C backend's split shows which nodes are heavy, not their numba cost).
@@ -46,11 +46,11 @@ def main(argv=None) -> int:
     import pytensor
 
     import bayeslaw as bl
-    from bayeslaw.catalog import load_spec
-    from bayeslaw.modelcache import compiled_for
-    from bayeslaw.plan import make_plan
+    from bayeslaw.inference.modelcache import compiled_for
+    from bayeslaw.inference.warmstart import LogDensity, find_mode, standardized
+    from bayeslaw.model.plan import make_plan
     from bayeslaw.simulate import bundled_path
-    from bayeslaw.warmstart import LogDensity, find_mode, standardized
+    from bayeslaw.spec.catalog import load_spec
 
     data, spec = bl.load(bundled_path()), load_spec(law="looped_total")
     entry, compiled = compiled_for(make_plan(spec, data), data)

@@ -163,7 +163,7 @@ def _find(target: str, module: str | None, cls: str | None) -> str | None:
 def _public_name(full: str) -> str | None:
     """The public name of an object or of the public class it belongs to, else None.
 
-    ``bayeslaw.data.LossData.thin`` -> ``bayeslaw.LossData.thin``.
+    ``bayeslaw.data.table.LossData.thin`` -> ``bayeslaw.LossData.thin``.
     """
     parts = full.split(".")
     exported = {id(getattr(sys.modules[m], n)): f"{m}.{n}"
@@ -179,7 +179,7 @@ def _public_name(full: str) -> str | None:
 def _resolve_internal(app, env, node, contnode):
     """Resolve a docstring's reference to an internal path by the object's public name.
 
-    ``bayeslaw.inference.fit`` links to the page of ``bayeslaw.fit``; a reference to an
+    ``bayeslaw.inference.sampling.fit`` links to the page of ``bayeslaw.fit``; a reference to an
     internal object without a public page (an internal module, a helper class) is shown as
     code without a link.  A reference to nothing that exists still warns, and so fails the
     build.

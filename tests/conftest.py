@@ -66,8 +66,8 @@ def small_fit(small_sweep):
     with the warm start over 5 seeds is in ``benchmarks/results/fixtures_warm_2026-12-01.csv``
     (``benchmarks/bench_fixtures.py``).
     """
-    from bayeslaw.diagnostics import Thresholds
-    from bayeslaw.inference import fit
+    from bayeslaw.inference.sampling import fit
+    from bayeslaw.posterior.diagnostics import Thresholds
 
     data, _ = small_sweep
     return fit(data, seed=5, thresholds=Thresholds(min_ess=200), **SMALL_FIT_SAMPLER)
@@ -76,7 +76,7 @@ def small_fit(small_sweep):
 @pytest.fixture(scope="session")
 def stored_fit():
     """A small posterior committed under tests/data (plumbing tests: no sampling)."""
-    from bayeslaw.result import Fit
+    from bayeslaw.posterior.result import Fit
 
     return Fit.load(TEST_DATA / "small_fit.nc")
 
@@ -96,8 +96,8 @@ def prior_fit(spec, data, seed: int, draws: int = 10):
     import arviz as az
     import pymc as pm
 
-    from bayeslaw.modelcache import get_model
-    from bayeslaw.result import Fit
+    from bayeslaw.inference.modelcache import get_model
+    from bayeslaw.posterior.result import Fit
 
     with get_model(spec, data).model:
         prior = pm.sample_prior_predictive(draws=draws, random_seed=seed)

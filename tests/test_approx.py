@@ -14,7 +14,7 @@ from .extras import need
 
 
 def _laplace_fit(data, **kwargs):
-    from bayeslaw.inference import fit
+    from bayeslaw.inference.sampling import fit
 
     with pytest.warns(ApproximationWarning, match="approximate posterior \\(laplace\\)"):
         return fit(data, law="looped_total", method="laplace", seed=3, **kwargs)
@@ -32,8 +32,8 @@ def test_laplace_is_exact_for_a_normal_posterior():
     import pymc as pm
     from scipy import stats
 
-    from bayeslaw.approx import laplace
-    from bayeslaw.compiled import compile_model
+    from bayeslaw.inference.approx import laplace
+    from bayeslaw.inference.compiled import compile_model
 
     y = np.random.default_rng(5).normal(0.8, 1.0, size=30)
     with pm.Model() as model:
@@ -55,9 +55,9 @@ def test_laplace_is_exact_for_a_normal_posterior():
 def test_an_approximate_fit_says_so_everywhere(laplace_fit, tmp_path):
     import matplotlib.pyplot as plt
 
-    from bayeslaw.grid_figure import plot_grid
-    from bayeslaw.report import build_report
-    from bayeslaw.result import Fit
+    from bayeslaw.plots.sweep import plot_grid
+    from bayeslaw.posterior.result import Fit
+    from bayeslaw.report.build import build_report
 
     f = laplace_fit
     assert f.approximate and f.method == "laplace" and "approximate: laplace" in repr(f)
@@ -88,7 +88,7 @@ def test_an_approximate_fit_says_so_everywhere(laplace_fit, tmp_path):
 
 
 def test_check_refuses_an_approximate_fit(laplace_fit, tmp_path, capsys):
-    from bayeslaw.cli import main
+    from bayeslaw.cli.main import main
 
     path = laplace_fit.save(tmp_path / "fit.nc")
     assert main(["check", str(path)]) == 2
@@ -98,7 +98,7 @@ def test_check_refuses_an_approximate_fit(laplace_fit, tmp_path, capsys):
 
 
 def test_strict_refuses_an_approximate_method(small_sweep):
-    from bayeslaw.inference import fit
+    from bayeslaw.inference.sampling import fit
 
     with pytest.raises(ConvergenceError, match="strict=True needs MCMC diagnostics"):
         fit(small_sweep[0], method="laplace", strict=True)
@@ -108,7 +108,7 @@ def test_strict_refuses_an_approximate_method(small_sweep):
 
 def test_pathfinder_gives_a_labelled_fit(small_sweep):
     need("pymc_extras", "the optional extra bayeslaw[approx]")
-    from bayeslaw.inference import fit
+    from bayeslaw.inference.sampling import fit
 
     with pytest.warns(ApproximationWarning, match="approximate posterior \\(pathfinder\\)"):
         f = fit(small_sweep[0], method="pathfinder", seed=1, draws=250, chains=2)
@@ -122,7 +122,7 @@ def test_pathfinder_without_the_extra_names_it(small_sweep, monkeypatch):
     import sys
 
     from bayeslaw.errors import BayeslawError
-    from bayeslaw.inference import fit
+    from bayeslaw.inference.sampling import fit
 
     monkeypatch.setitem(sys.modules, "pymc_extras", None)
     with pytest.raises(BayeslawError, match=r"bayeslaw\[approx\]"):
@@ -132,11 +132,11 @@ def test_pathfinder_without_the_extra_names_it(small_sweep, monkeypatch):
 def test_a_five_fold_backtest_compiles_each_structure_once(small_sweep):
     """Count the compiles: every structure the folds need is compiled at most once (and not
     at all when an earlier test compiled it), and a second backtest compiles nothing."""
-    from bayeslaw import modelcache
-    from bayeslaw.backtesting import backtest
-    from bayeslaw.catalog import load_spec
-    from bayeslaw.plan import make_plan
-    from bayeslaw.splits import parse_split
+    from bayeslaw.evaluation.backtesting import backtest
+    from bayeslaw.evaluation.splits import parse_split
+    from bayeslaw.inference.sampling import modelcache
+    from bayeslaw.model.plan import make_plan
+    from bayeslaw.spec.catalog import load_spec
 
     data, spec = small_sweep[0], load_spec(law="looped_total")
     parts = parse_split(data, "kfold:5", seed=1)
@@ -170,7 +170,7 @@ def test_every_fit_prints_and_stores_its_seconds(small_sweep, laplace_fit, capsy
 def test_the_progress_bar_follows_the_terminal_rule(monkeypatch):
     import sys
 
-    from bayeslaw.inference import default_progress
+    from bayeslaw.inference.sampling import default_progress
 
     assert default_progress() is False  # under pytest
     monkeypatch.delenv("PYTEST_CURRENT_TEST", raising=False)
@@ -192,9 +192,8 @@ def test_laplace_refuses_a_point_short_of_the_mode(small_sweep, monkeypatch):
     import re
     from dataclasses import replace
 
-    from bayeslaw import warmstart
     from bayeslaw.errors import BayeslawError
-    from bayeslaw.inference import fit
+    from bayeslaw.inference.sampling import fit, warmstart
 
     real = warmstart.find_mode
 

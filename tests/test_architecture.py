@@ -56,7 +56,7 @@ class Module:
 
 
 def read_package(folder: Path) -> dict[str, Module]:
-    """Every module of the package in ``folder``, keyed by dotted name (``bayeslaw.data``)."""
+    """Every module of the package in ``folder``, keyed by dotted name (``bayeslaw.data.table``)."""
     modules = {}
     for path in sorted(folder.rglob("*.py")):
         rel = path.relative_to(folder.parent)

@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.backtesting import backtest
-from bayeslaw.catalog import load_spec
 from bayeslaw.errors import ArgumentError, DataError
-from bayeslaw.scoring import baseline_scores, score, table_notes
-from bayeslaw.splits import parse_split
+from bayeslaw.evaluation.backtesting import backtest
+from bayeslaw.evaluation.scoring import baseline_scores, score, table_notes
+from bayeslaw.evaluation.splits import parse_split
+from bayeslaw.spec.catalog import load_spec
 
 
 def test_prefix_split(small_sweep):
@@ -132,7 +132,7 @@ def test_held_out_runs_continued_from_their_prefix(small_sweep):
 
 def test_short_of_levels_names_what_a_training_part_lacks(small_sweep):
     """Holding out a level can leave the law unidentified; the other splits keep every level."""
-    from bayeslaw.splits import short_of_levels
+    from bayeslaw.evaluation.splits import short_of_levels
 
     data, _ = small_sweep
     spec = load_spec(law="looped_total")

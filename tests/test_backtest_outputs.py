@@ -2,15 +2,15 @@
 
 import pandas as pd
 
-from bayeslaw.backtest_outputs import (
+from bayeslaw.evaluation.backtesting import BacktestResult
+from bayeslaw.posterior.prediction import predict
+from bayeslaw.report.backtest_folders import (
     BACKTEST_MD_INTRO,
     forecast_slug,
     score_summary,
     unconverged,
     write_backtest_outputs,
 )
-from bayeslaw.backtesting import BacktestResult
-from bayeslaw.prediction import predict
 
 
 def _result(fit):

@@ -1,8 +1,8 @@
 """backtest() end to end without sampling: the fit is the committed small posterior.
 
-``bayeslaw.inference.fit`` is replaced by a stand-in that checks what it is given and returns the
-stored fit, so the scoring, both kinds of band, the notes and the forecasts are checked on a
-real posterior while no MCMC runs (plumbing: the forecasts are not of the training part).
+``bayeslaw.inference.sampling.fit`` is replaced by a stand-in that checks what it is given and
+returns the stored fit, so the scoring, both kinds of band, the notes and the forecasts are checked
+on a real posterior while no MCMC runs (plumbing: the forecasts are not of the training part).
 """
 
 import warnings
@@ -11,15 +11,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from bayeslaw import metrics
-from bayeslaw.backtesting import backtest
-from bayeslaw.splits import parse_split
+from bayeslaw.evaluation import metrics
+from bayeslaw.evaluation.backtesting import backtest
+from bayeslaw.evaluation.splits import parse_split
 
 
 @pytest.fixture()
 def no_sampling(monkeypatch, stored_fit):
     """Replace fit() by the stored fit; record the training parts it was given."""
-    import bayeslaw.inference
+    import bayeslaw.inference.sampling
 
     seen = []
 
@@ -27,7 +27,7 @@ def no_sampling(monkeypatch, stored_fit):
         seen.append(train)
         return stored_fit
 
-    monkeypatch.setattr(bayeslaw.inference, "fit", fake_fit)
+    monkeypatch.setattr(bayeslaw.inference.sampling, "fit", fake_fit)
     return seen
 
 

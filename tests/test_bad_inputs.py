@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.arguments import build_parser
-from bayeslaw.catalog import load_spec
+from bayeslaw.cli.arguments import build_parser
 from bayeslaw.errors import ArgumentError, DataError, SpecError
+from bayeslaw.spec.catalog import load_spec
 
 from .conftest import cli_env
 
@@ -188,7 +188,7 @@ def test_sbc_refuses_seeds_past_the_last_one():
 def test_start_problem_names_the_parameter_and_the_run():
     import pymc as pm
 
-    from bayeslaw.warmstart import start_problem
+    from bayeslaw.inference.warmstart import start_problem
 
     with pm.Model() as model:
         E = pm.LogNormal("E", mu=800.0, sigma=1.0)  # exp(800): inf at the prior's centre

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw import metrics
-from bayeslaw.baseline import FTOL, N_NOISE, bootstrap, huber, huber_objective, point_fit
 from bayeslaw.errors import BaselineConvergenceWarning, BayeslawError
+from bayeslaw.evaluation import metrics
+from bayeslaw.evaluation.baseline import FTOL, N_NOISE, bootstrap, huber, huber_objective, point_fit
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
 
 
@@ -151,7 +151,7 @@ def test_baseline_warns_when_the_optimizer_does_not_converge():
 
 def test_baseline_refuses_an_objective_that_is_nowhere_finite(monkeypatch):
     """A non-finite objective is a large finite penalty to the line search, never a fit."""
-    from bayeslaw import baseline
+    from bayeslaw.evaluation import baseline
 
     spec, data, _ = _noiseless("chinchilla")
     monkeypatch.setattr(baseline, "huber", lambda r, delta: np.full(np.shape(r), np.nan))

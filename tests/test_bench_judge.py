@@ -100,7 +100,7 @@ def test_each_curve_once_is_never_imputed(bench):
 
 
 def test_each_curve_once_measured_from_saved_forecasts(bench, tmp_path):
-    from bayeslaw.metrics import coverage_by_curve
+    from bayeslaw.evaluation.metrics import coverage_by_curve
 
     table = pd.DataFrame({"run": ["a", "a", "a", "b"], "loss": [3.0, 2.9, 2.8, 2.7],
                           "median": 0.0, "lower_90": [2.9, 2.8, 2.9, 2.6],
@@ -166,8 +166,8 @@ def test_bench_rows_report_both_kinds_of_band_for_both_methods(bench):
 
 def test_fold_seeds_choose_and_report_on_different_folds(bench):
     import bayeslaw as bl
+    from bayeslaw.evaluation.splits import parse_split
     from bayeslaw.simulate import bundled_path
-    from bayeslaw.splits import parse_split
     from benchmarks.bench_backtest import REPORT_SEED, SELECT_SEED  # importable as the issue asks
 
     assert (SELECT_SEED, REPORT_SEED) == (bench.SELECT_SEED, bench.REPORT_SEED)

@@ -21,14 +21,15 @@ import numpy as np
 import pytest
 
 import bayeslaw as bl
-from bayeslaw import inference, testing
-from bayeslaw.catalog import load_spec
-from bayeslaw.cli import main
-from bayeslaw.diagnostics import Thresholds
+from bayeslaw import testing
+from bayeslaw.cli.main import main
 from bayeslaw.errors import ConvergenceWarning
-from bayeslaw.inference import fit
+from bayeslaw.inference.sampling import fit
+from bayeslaw.inference.sampling import sampling as inference
+from bayeslaw.posterior.diagnostics import Thresholds
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
-from bayeslaw.spec import ModelSpec
+from bayeslaw.spec.catalog import load_spec
+from bayeslaw.spec.model_spec import ModelSpec
 
 SBC_SAMPLER = dict(draws=400, tune=300, chains=2)
 N_SIMS = 20
@@ -172,7 +173,7 @@ def test_sbc_verdict_fails_unconverged_simulations_unless_allowed():
 
 def test_sbc_passes_allow_unconverged_to_its_verdict(sbc_design, monkeypatch):
     """``sbc()`` judges its simulations' convergence (every fit stubbed as divergent)."""
-    from bayeslaw import calibration
+    from bayeslaw.evaluation import sbc as calibration
 
     def divergent_fit(data, spec, truth, seed, fit_kwargs, record):
         rank = (seed * 37) % 100  # spread over 0..99
@@ -289,7 +290,7 @@ def test_simulated_draw_reproduces_the_fit_points(stored_fit):
     Checked against the draw, not the observed data (which the noise would pass at 25x)."""
     from scipy import stats
 
-    from bayeslaw.posterior import mean_draws
+    from bayeslaw.posterior.draws import mean_draws
 
     frame = stored_fit.data.frame
     mu = mean_draws(stored_fit, frame, np.random.default_rng(0))[5]

@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 from bayeslaw import constants as C
-from bayeslaw.arguments import build_parser
-from bayeslaw.cli import main
+from bayeslaw.cli.arguments import build_parser
+from bayeslaw.cli.main import main
 from bayeslaw.errors import ConvergenceWarning
-from bayeslaw.result import Fit
+from bayeslaw.posterior.result import Fit
 
 from .conftest import cli_env
 

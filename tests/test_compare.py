@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw import comparison as cp
-from bayeslaw.catalog import load_spec
-from bayeslaw.diagnostics import Thresholds
 from bayeslaw.errors import ConvergenceWarning
-from bayeslaw.inference import fit
+from bayeslaw.evaluation import comparison as cp
+from bayeslaw.inference.sampling import fit
+from bayeslaw.posterior.diagnostics import Thresholds
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
-from bayeslaw.spec import ModelSpec
+from bayeslaw.spec.catalog import load_spec
+from bayeslaw.spec.model_spec import ModelSpec
 
 
 def simple_spec(law: str) -> ModelSpec:
@@ -267,8 +267,8 @@ def test_exact_refits_replace_the_worst_k_points(four_depths):
     # ... and the refit really left the point out: its density falls visibly below the
     # in-sample one, by about what PSIS estimates (a refit that kept the point would sit at
     # the in-sample value)
-    from bayeslaw.likelihood import log_likelihood
-    from bayeslaw.metrics import pointwise_lpd
+    from bayeslaw.evaluation.metrics import pointwise_lpd
+    from bayeslaw.posterior.likelihood import log_likelihood
 
     in_sample = pointwise_lpd(log_likelihood(true, true.data.frame.iloc[worst]))
     # measured when written: in-sample 3.349 / 2.432, exact 3.307 / 2.068, PSIS 3.306 / 2.095:
@@ -282,7 +282,7 @@ def test_an_unconverged_exact_loo_refit_is_noted(stored_fit, monkeypatch):
     """At 23aba32 an exact-LOO refit's ``ConvergenceWarning`` was filtered and nothing said
     that its elpd came from an unconverged fit (K-fold refits write a note). The refit is
     stubbed by the stored fit, whose R-hat fails (``bayeslaw check`` fails it too)."""
-    from bayeslaw import refits
+    from bayeslaw.evaluation import refits
 
     assert not stored_fit.diagnostics.ok
 

@@ -1,6 +1,6 @@
-"""bayeslaw's own build of nutpie's compiled model (``bayeslaw.compiled``): the same density,
-gradient and draws as the PyMC model, a digamma equal to scipy's, and callbacks that a second
-process loads from disk instead of compiling (no sampling)."""
+"""bayeslaw's own build of nutpie's compiled model (``bayeslaw.inference.compiled``): the same
+density, gradient and draws as the PyMC model, a digamma equal to scipy's, and callbacks that a
+second process loads from disk instead of compiling (no sampling)."""
 
 import ctypes
 import subprocess
@@ -16,9 +16,9 @@ import pytest
 @pytest.fixture(scope="module")
 def small_density(small_sweep):
     """The small sweep's default model, compiled as ``fit`` compiles it (shared cache entry)."""
-    from bayeslaw.catalog import load_spec
-    from bayeslaw.modelcache import compiled_for
-    from bayeslaw.plan import make_plan
+    from bayeslaw.inference.modelcache import compiled_for
+    from bayeslaw.model.plan import make_plan
+    from bayeslaw.spec.catalog import load_spec
 
     spec = load_spec(law="looped_total")
     with warnings.catch_warnings():
@@ -33,7 +33,7 @@ def test_digamma_matches_scipy():
     import pytensor.tensor as pt
     from scipy.special import psi
 
-    from bayeslaw.compiled import register_cached_digamma
+    from bayeslaw.inference.compiled import register_cached_digamma
 
     register_cached_digamma()
     x = pt.dvector("x")
@@ -54,7 +54,7 @@ def test_digamma_matches_scipy():
 def test_raw_density_is_the_models(small_density):
     """Identity map: logp and gradient equal PyMC's (C backend) at points around the start;
     the expansion equals the PyTensor function it wraps."""
-    from bayeslaw.warmstart import LogDensity
+    from bayeslaw.inference.warmstart import LogDensity
 
     entry, compiled = small_density
     entry.density.identity()
@@ -101,7 +101,7 @@ def test_a_second_process_loads_the_callbacks_from_disk(tmp_path):
         import warnings
         warnings.simplefilter("ignore")
         import numpy as np, pymc as pm
-        from bayeslaw.compiled import compile_model
+        from bayeslaw.inference.compiled import compile_model
         with pm.Model() as model:
             y = pm.Data("y", np.linspace(-1.0, 1.0, 20))
             mu = pm.Normal("mu", 0.0, {tag!r})

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from bayeslaw.derived import (
+from bayeslaw.errors import ArgumentError
+from bayeslaw.posterior.derived import (
     Derived,
     best_T_m,
     best_T_m_at_budget,
@@ -11,7 +12,6 @@ from bayeslaw.derived import (
     largest_run_compute,
     loss_at,
 )
-from bayeslaw.errors import ArgumentError
 
 
 def _level(fit, name, value):

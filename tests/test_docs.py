@@ -117,7 +117,8 @@ def test_internal_paths_resolve_and_missing_names_fail(tmp_path):
     (source / "_static").mkdir()
     (source / "index.rst").write_text(
         "Probe\n=====\n\n.. autofunction:: bayeslaw.fit\n\n"
-        "See :func:`bayeslaw.inference.fit` and :mod:`bayeslaw.kernel`.\n", encoding="utf-8")
+        "See :func:`bayeslaw.inference.sampling.fit` and :mod:`bayeslaw.model.arithmetic`.\n",
+        encoding="utf-8")
     proc = _sphinx(source, tmp_path / "ok")
     assert proc.returncode == 0, proc.stderr[-3000:]
     html = (tmp_path / "ok" / "html" / "index.html").read_text(encoding="utf-8")

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from bayeslaw import constants as C
-from bayeslaw.diagnostics import Thresholds
 from bayeslaw.errors import ConvergenceError, ConvergenceWarning
-from bayeslaw.inference import fit
-from bayeslaw.result import Fit
+from bayeslaw.inference.sampling import fit
+from bayeslaw.posterior.diagnostics import Thresholds
+from bayeslaw.posterior.result import Fit
 from bayeslaw.simulate import DEFAULT_TRUTH
 
 
@@ -52,7 +52,7 @@ def test_log_likelihood_matches_pymc(small_fit):
     """The numpy pointwise log-likelihood equals PyMC's own on the same draws."""
     import pymc as pm
 
-    from bayeslaw.modelcache import get_model
+    from bayeslaw.inference.modelcache import get_model
 
     lm = get_model(small_fit.spec, small_fit.data)
     sub = small_fit.idata.sel(draw=slice(0, 20))
@@ -67,7 +67,7 @@ def test_in_sample_predictive_coverage(small_fit):
     """90% predictive bands hold the observed points at a binomially plausible rate."""
     from scipy import stats
 
-    from bayeslaw.prediction import predict
+    from bayeslaw.posterior.prediction import predict
 
     pred = predict(small_fit, small_fit.data.frame, seed=0)
     lo, hi = pred.band(0.9)
@@ -94,7 +94,7 @@ def test_save_load_round_trip(tmp_path, small_fit):
 
 
 def test_prior_predictive_admits_the_data(small_sweep):
-    from bayeslaw.inference import sample_prior_predictive
+    from bayeslaw.inference.sampling import sample_prior_predictive
 
     data, _ = small_sweep
     prior = sample_prior_predictive(data, draws=300, seed=2)
@@ -115,8 +115,8 @@ def test_pymc_backend_same_model(small_sweep):
     coefficient when both are right), on a pooled spec that both sample quickly."""
     import arviz as az
 
-    from bayeslaw.catalog import load_spec
-    from bayeslaw.spec import ModelSpec
+    from bayeslaw.spec.catalog import load_spec
+    from bayeslaw.spec.model_spec import ModelSpec
 
     data, _ = small_sweep
     d = load_spec(law="looped_total").with_pooling("complete").to_dict()
@@ -144,7 +144,7 @@ def test_diagnostics_name_variables_whose_r_hat_is_not_defined():
     draw fails by name (at 5d06e18 its NaN was dropped and the fit passed)."""
     import arviz as az
 
-    from bayeslaw.diagnostics import diagnose
+    from bayeslaw.posterior.diagnostics import diagnose
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(4, 500))

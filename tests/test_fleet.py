@@ -1,5 +1,5 @@
-"""Fleets of fits (bayeslaw.fleet): Dask gives the tables the serial run gives; a failed task is
-named and the rest kept; a scheduler given by its address; the serial fallback without Dask.
+"""Fleets of fits (bayeslaw.inference.fleet): Dask gives the tables the serial run gives; a failed
+task is named and the rest kept; a scheduler given by its address; the serial fallback without Dask.
 
 The fits are the reduced spec of the SBC test (no group effects, normal noise: about a second
 each) on a 3 x 3 sweep of 8 points per curve, so that a local cluster of 2 worker processes,
@@ -29,10 +29,12 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw import backtesting, fleet, testing
 from bayeslaw import constants as C
-from bayeslaw.cli import main
+from bayeslaw import testing
+from bayeslaw.cli.main import main
 from bayeslaw.errors import BayeslawError, FleetWarning, SpecError, TaskFailedWarning
+from bayeslaw.evaluation import backtesting
+from bayeslaw.inference.sampling import fleet
 from bayeslaw.simulate import looped_sweep
 
 from .extras import need
@@ -122,7 +124,8 @@ def test_backtest_on_a_local_cluster_equals_serial(sweep, serial_backtest, clien
     assert len(serial_backtest.table) == 6 and not on_dask.failures  # 3 folds x 2 methods
     # each worker compiled this structure at most once across its folds, kept its own
     # PyTensor compile folder, and may use its share of the cores
-    compiles = client.run(lambda: len(__import__("bayeslaw.modelcache").modelcache.COMPILES))
+    compiles = client.run(lambda: len(
+        __import__("bayeslaw.inference.modelcache").inference.modelcache.COMPILES))
     assert sorted(compiles.values()) in ([1, 1], [0, 1])
     folders = client.run(lambda: __import__("pytensor").config.compiledir)
     assert len(set(folders.values())) == 2
@@ -262,7 +265,7 @@ def test_cli_fleet_options_are_checked(tmp_path, capsys, monkeypatch):
 
 
 def test_cores_per_worker_divides_each_host_among_its_workers():
-    from bayeslaw.workers import cores_per_worker
+    from bayeslaw.inference.workers import cores_per_worker
 
     workers = {"a": {"host": "h1"}, "b": {"host": "h1"}, "c": {"host": "h2"}}
     assert cores_per_worker(workers, {"a": 8, "b": 8, "c": 2}) == {"a": 4, "b": 4, "c": 2}

@@ -1,4 +1,4 @@
-"""What a fleet's task failure is (bayeslaw.fleet.task_failure), serially: a BayeslawError
+"""What a fleet's task failure is (bayeslaw.inference.fleet.task_failure), serially: a BayeslawError
 or the sampler's own error is kept as a failed task, a programming error is raised (the Dask
 side is in test_fleet.py, which needs dask.distributed)."""
 
@@ -8,8 +8,8 @@ import warnings
 
 import pytest
 
-from bayeslaw import fleet
 from bayeslaw.errors import BayeslawError, ConvergenceError, TaskFailedWarning
+from bayeslaw.inference.sampling import fleet
 
 
 def buggy(x):

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.diagnostics import Thresholds
-from bayeslaw.inference import fit
-from bayeslaw.prediction import predict
+from bayeslaw.inference.sampling import fit
+from bayeslaw.posterior.diagnostics import Thresholds
+from bayeslaw.posterior.prediction import predict
 from bayeslaw.simulate import looped_sweep
 
 from .conftest import SAMPLER, SMALL
@@ -49,9 +49,9 @@ def test_no_held_out_loss_reaches_the_fit(monkeypatch):
     """The real path: held-out losses changed, the backtest refitted with the same seed (and
     a fresh compile, so no model built from the first data is reused) gives identical draws,
     hence identical forecasts.  Short chains: identity, not convergence, is the point."""
-    import bayeslaw.modelcache as modelcache
-    from bayeslaw.backtesting import backtest
-    from bayeslaw.catalog import load_spec
+    import bayeslaw.inference.modelcache as modelcache
+    from bayeslaw.evaluation.backtesting import backtest
+    from bayeslaw.spec.catalog import load_spec
 
     data, half = first_half_split()
     frame = data.frame.copy()

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import bayeslaw as bl  # noqa: E402
-from bayeslaw.catalog import load_spec  # noqa: E402
 from bayeslaw.errors import BayeslawError  # noqa: E402
+from bayeslaw.spec.catalog import load_spec  # noqa: E402
 
 SETTINGS = settings(derandomize=True, deadline=None, max_examples=200, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,

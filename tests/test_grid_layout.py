@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 import bayeslaw as bl
-from bayeslaw import grid_figure as gf
-from bayeslaw.catalog import load_spec
-from bayeslaw.outputs import save_and_close
+from bayeslaw.plots.figures import sweep as gf
+from bayeslaw.report.folders import save_and_close
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
+from bayeslaw.spec.catalog import load_spec
 
 from .conftest import prior_fit
 
-DPI = 120  # what bayeslaw.outputs writes figures at
+DPI = 120  # what bayeslaw.report.folders writes figures at
 
 
 def _png_size(path):

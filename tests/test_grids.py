@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from bayeslaw.errors import ArgumentError, DataError
-from bayeslaw.grids import GRID_COLUMNS, prediction_grid
-from bayeslaw.prediction import predict
+from bayeslaw.posterior.points import GRID_COLUMNS, prediction_grid
+from bayeslaw.posterior.prediction import predict
 
 
 def _as(fit, law):

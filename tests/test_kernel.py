@@ -1,8 +1,8 @@
-"""The model's arithmetic (``bayeslaw.kernel``) against closed forms and hand recursions.
+"""The model's arithmetic (``bayeslaw.model.arithmetic``) against closed forms and hand recursions.
 
 The graph, the numpy posterior layer and the simulator all call the kernel, so comparing them
 with each other cannot catch a wrong formula in it: these tests compare it with scipy and with
-the model's equations written out by hand (``bayeslaw.priors.Likelihood``'s docstring).
+the model's equations written out by hand (``bayeslaw.spec.parts.Likelihood``'s docstring).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from bayeslaw import kernel
+from bayeslaw.model import arithmetic as kernel
 
 
 def test_link_value_adds_deviations_on_the_link_scale():

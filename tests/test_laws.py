@@ -3,7 +3,7 @@ import pytensor.tensor as pt
 import pytest
 
 from bayeslaw.errors import SpecError
-from bayeslaw.laws import LAWS, evaluate, get_law, law_for_columns
+from bayeslaw.laws.registry import LAWS, evaluate, get_law, law_for_columns
 
 REF = {"N": 3e8, "D": 1e9, "T_m": 4.0}
 

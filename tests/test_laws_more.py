@@ -13,17 +13,17 @@ import pytensor.tensor as pt
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.catalog import available_specs, load_spec
+from bayeslaw.data.public import load_parscale
 from bayeslaw.errors import DataError, SpecError
-from bayeslaw.formulas import NODE_COLUMNS
-from bayeslaw.graph import LossModel, cov_data_name
-from bayeslaw.laws import LAWS, evaluate, law_for_columns
-from bayeslaw.plan import check_compatible, make_plan
-from bayeslaw.posterior import mean_draws
-from bayeslaw.priors import link_width
-from bayeslaw.public_data import load_parscale
-from bayeslaw.result import Fit
+from bayeslaw.laws.functions import NODE_COLUMNS
+from bayeslaw.laws.registry import LAWS, evaluate, law_for_columns
+from bayeslaw.model.graph import LossModel, cov_data_name
+from bayeslaw.model.plan import check_compatible, make_plan
+from bayeslaw.posterior.draws import mean_draws
+from bayeslaw.posterior.result import Fit
 from bayeslaw.simulate import SCHEDULE_TRUTH, design, schedule_sweep, simulate
+from bayeslaw.spec.catalog import available_specs, load_spec
+from bayeslaw.spec.parts import link_width
 
 NEW_LAWS = ("parallel_streams", "parallel_streams_data", "looped_streams", "iso_depth",
             "iso_depth_eff", "chinchilla_anneal")
@@ -407,7 +407,7 @@ def test_unpooled_scale_is_the_population_prior_width():
     assert {e.scale for e in spec.effects if e.param == "beta"} == {0.5}
     back = spec.with_pooling("partial")
     assert all(e.scale.dist == "HalfNormal" for e in back.effects)
-    from bayeslaw.priors import Prior
+    from bayeslaw.spec.parts import Prior
     assert link_width(Prior("Normal", {"mu": 1.0, "sigma": 0.3}), "identity") == 0.3
     lognormal = Prior("LogNormal", {"mu": 0.0, "sigma": 0.5})
     assert link_width(lognormal, "identity") == pytest.approx(
@@ -450,8 +450,8 @@ def test_report_forecasts_fill_every_column_the_spec_needs(name):
     was run with, filling in the law's other covariates (P, N_once, N_rec, T_m) and the
     spec's group columns (peak_lr, dataset); a compute-optimal table only where the model
     size and its cost are one number N."""
-    from bayeslaw.derived import compute_optimal, loss_at
-    from bayeslaw.sections import _config_columns, _derived_section
+    from bayeslaw.posterior.derived import compute_optimal, loss_at
+    from bayeslaw.report.sections import _config_columns, _derived_section
 
     from .conftest import prior_fit
 
@@ -491,8 +491,8 @@ def test_anneal_law_points_without_a_horizon_are_runs_trained_to_D(tmp_path, cap
     """Derived quantities and grid forecasts of ``chinchilla_anneal`` take ``horizon = D`` (a
     run trained to D: the whole anneal, C, is spent); a checkpoint of a longer run is asked
     for through ``columns``; compute-optimal is defined (the size is one number N)."""
-    from bayeslaw.cli import main
-    from bayeslaw.derived import compute_optimal, loss_at
+    from bayeslaw.cli.main import main
+    from bayeslaw.posterior.derived import compute_optimal, loss_at
 
     from .conftest import prior_fit
 
@@ -522,8 +522,8 @@ def test_anneal_law_points_without_a_horizon_are_runs_trained_to_D(tmp_path, cap
 def test_predict_grid_takes_P_and_asks_for_a_table_when_it_cannot_be_a_grid(tmp_path, capsys):
     """``bayeslaw predict --N --P`` for a streams law (no D needed): the grid's values equal
     ``predict`` at those points; a law with N_once / N_rec needs --points."""
-    from bayeslaw.cli import main
-    from bayeslaw.prediction import predict
+    from bayeslaw.cli.main import main
+    from bayeslaw.posterior.prediction import predict
 
     from .conftest import prior_fit
 

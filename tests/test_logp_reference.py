@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.catalog import available_specs
-from bayeslaw.graph import LossModel
-from bayeslaw.plan import make_plan
-from bayeslaw.spec import ModelSpec
+from bayeslaw.model.graph import LossModel
+from bayeslaw.model.plan import make_plan
+from bayeslaw.spec.catalog import available_specs
+from bayeslaw.spec.model_spec import ModelSpec
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "logp_reference.json").read_text())
 

@@ -14,16 +14,16 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.catalog import load_spec
 from bayeslaw.errors import SpecError
-from bayeslaw.kernel import previous_rows, walk_variance
-from bayeslaw.likelihood import log_likelihood, pointwise_log_likelihood
-from bayeslaw.modelcache import get_model
-from bayeslaw.posterior import mean_draws, noise_scale_draws
-from bayeslaw.prediction import predict
+from bayeslaw.inference.modelcache import get_model
+from bayeslaw.model.arithmetic import previous_rows, walk_variance
+from bayeslaw.posterior.draws import mean_draws, noise_scale_draws
+from bayeslaw.posterior.likelihood import log_likelihood, pointwise_log_likelihood
+from bayeslaw.posterior.prediction import predict
+from bayeslaw.posterior.walk import walk_bridge, walk_draws
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
-from bayeslaw.spec import ModelSpec
-from bayeslaw.walk import walk_bridge, walk_draws
+from bayeslaw.spec.catalog import load_spec
+from bayeslaw.spec.model_spec import ModelSpec
 
 from .conftest import prior_fit
 
@@ -235,7 +235,7 @@ def fixed_fit(spec: ModelSpec, data, seed: int, draws: int = 400):
     one prior draw of ``spec``: known parameters."""
     import arviz as az
 
-    from bayeslaw.posterior import Posterior
+    from bayeslaw.posterior.draws import Posterior
 
     one = prior_fit(spec, data, seed=seed, draws=1).idata.posterior.isel(chain=[0], draw=[0])
     post = one.isel(draw=np.zeros(draws, dtype=int)).assign_coords(draw=np.arange(draws))
@@ -262,8 +262,8 @@ def test_walk_forecast_of_the_next_point_is_calibrated(curves):
     equal to one prior draw): the 90% band for each run's next point, from its logged points,
     must hold 90% of them.  1,800 forecasts (200 data sets x 9 runs): the 95% binomial
     interval of a calibrated band is about [0.886, 0.914]."""
-    from bayeslaw.metrics import clopper_pearson
-    from bayeslaw.posterior import Posterior
+    from bayeslaw.evaluation.metrics import clopper_pearson
+    from bayeslaw.posterior.draws import Posterior
 
     spec = noise_spec(NOISE["walk+hurst"], "normal")
     truth = fixed_fit(spec, curves, seed=11)
@@ -296,9 +296,9 @@ def test_walk_fit_draws_its_grid_and_report(curves):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from bayeslaw.grid_figure import plot_grid
-    from bayeslaw.report_html import Report
-    from bayeslaw.sections import _spec_section
+    from bayeslaw.plots.sweep import plot_grid
+    from bayeslaw.report.document import Report
+    from bayeslaw.report.sections import _spec_section
 
     fake = prior_fit(noise_spec(NOISE["walk+hurst"]), curves, seed=13, draws=20)
     fig = plot_grid(fake, extend_to=8e10, n_grid=30)
@@ -314,7 +314,7 @@ def test_walk_forecast_of_a_new_partial_curve_starts_from_its_last_point(curves)
     curve's last logged residual (the bridge past its last point), with variance
     walk^2 (log tokens past it); the epistemic forecast stays the law; the band widens with
     the distance."""
-    from bayeslaw.prediction import forecast_run
+    from bayeslaw.posterior.prediction import forecast_run
 
     fake = prior_fit(noise_spec(NOISE["walk"], "normal"), curves, seed=14, draws=200)
     d = np.array([1e9, 2e9, 4e9, 8e9])
@@ -357,7 +357,7 @@ def _held_out_fit(spec, curves, held: list[str], seed: int, draws: int = 20):
     import arviz as az
     import pymc as pm
 
-    from bayeslaw.posterior import Posterior
+    from bayeslaw.posterior.draws import Posterior
 
     train = curves.select(~curves.frame["run"].isin(held).to_numpy(), "held out")
     model = get_model(spec, train, like=curves)
@@ -405,8 +405,8 @@ def test_held_out_runs_get_their_own_levels_noise_scale(curves, sigma_by):
 
 def _one_step_residuals(truth, data):
     """Standardised residuals of each point given its run's previous point (model order)."""
-    from bayeslaw.likelihood import sequential_terms
-    from bayeslaw.posterior import Posterior
+    from bayeslaw.posterior.draws import Posterior
+    from bayeslaw.posterior.likelihood import sequential_terms
 
     fit = Posterior(truth.idata, truth.spec, data)
     frame, rng = data.frame, np.random.default_rng(0)
@@ -456,8 +456,8 @@ def test_posterior_predictive_check_holds_the_walk(curves):
     matched model fails 1 seed in 100).  A band of 400 draws covers 0.8955 on average (the
     expected coverage of sample quantiles 380.05 / 401 - 20.95 / 401), inside that interval.
     At 5d06e18 the band left the walk's variance out and held 0.09 here."""
-    from bayeslaw.metrics import clopper_pearson
-    from bayeslaw.posterior import Posterior
+    from bayeslaw.evaluation.metrics import clopper_pearson
+    from bayeslaw.posterior.draws import Posterior
     from bayeslaw.testing import posterior_predictive_check
 
     truth = fixed_fit(noise_spec(NOISE["walk+hurst"], "normal"), curves, seed=22)

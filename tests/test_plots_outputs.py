@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeslaw.data import run_label, size_label
-from bayeslaw.grid_figure import next_N, plateau_ylim, plot_grid
-from bayeslaw.outputs import save_figure, write_fit_outputs
-from bayeslaw.plots import log_ticks, plot_backtest
-from bayeslaw.prediction import predict
-from bayeslaw.report_html import markdown_table
-from bayeslaw.result import Fit
+from bayeslaw.data.table import run_label, size_label
+from bayeslaw.plots.figures import log_ticks, plot_backtest
+from bayeslaw.plots.sweep import next_N, plateau_ylim, plot_grid
+from bayeslaw.posterior.prediction import predict
+from bayeslaw.posterior.result import Fit
+from bayeslaw.report.document import markdown_table
+from bayeslaw.report.folders import save_figure, write_fit_outputs
 
 
 def test_size_label():
@@ -138,22 +138,22 @@ def _grid_checks(fig, fit, xscale, new_column=True):
 @pytest.fixture()
 def saved_figures(monkeypatch):
     """Every figure ``save_figure`` writes, by file name (the last one written wins)."""
-    import bayeslaw.outputs
+    import bayeslaw.report.folders
 
-    real, figures = bayeslaw.outputs.save_figure, {}
+    real, figures = bayeslaw.report.folders.save_figure, {}
 
     def spy(fig, path):
         figures[Path(path).name] = fig
         return real(fig, path)
 
-    monkeypatch.setattr(bayeslaw.outputs, "save_figure", spy)
+    monkeypatch.setattr(bayeslaw.report.folders, "save_figure", spy)
     return figures
 
 
 @pytest.fixture()
 def no_sampling_fit(monkeypatch, stored_fit):
     """``bayeslaw fit`` without MCMC: the fit step returns the stored posterior."""
-    import bayeslaw.inference
+    import bayeslaw.inference.sampling
 
     calls = []
 
@@ -161,7 +161,7 @@ def no_sampling_fit(monkeypatch, stored_fit):
         calls.append(data)
         return stored_fit
 
-    monkeypatch.setattr(bayeslaw.inference, "fit", fake_fit)
+    monkeypatch.setattr(bayeslaw.inference.sampling, "fit", fake_fit)
     return calls
 
 
@@ -169,7 +169,7 @@ def no_sampling_fit(monkeypatch, stored_fit):
 def test_fit_command_grid_forecasts_by_default(xscale, no_sampling_fit, saved_figures,
                                                stored_fit, tmp_path, capsys):
     """The figures ``bayeslaw fit`` writes (cmd_fit's call path, the fit step stubbed)."""
-    from bayeslaw.cli import main
+    from bayeslaw.cli.main import main
 
     out = tmp_path / "out"
     args = ["fit", "--out", str(out), "--no-progress"]
@@ -185,7 +185,7 @@ def test_fit_command_grid_forecasts_by_default(xscale, no_sampling_fit, saved_fi
 
 
 def test_fit_command_xscale_needs_D(no_sampling_fit, tmp_path, capsys):
-    from bayeslaw.cli import main
+    from bayeslaw.cli.main import main
 
     table = tmp_path / "final.csv"
     pd.DataFrame({"run": ["a", "b", "c"], "N": [1e8, 3e8, 1e9], "P": [1, 2, 4],
@@ -196,7 +196,7 @@ def test_fit_command_xscale_needs_D(no_sampling_fit, tmp_path, capsys):
 
 
 def test_plot_command_xscale_and_no_forecast(saved_figures, stored_fit, tmp_path):
-    from bayeslaw.cli import main
+    from bayeslaw.cli.main import main
 
     stored = str(Path(__file__).parent / "data" / "small_fit.nc")
     assert main(["plot", stored, "--xscale", "linear", "--out", str(tmp_path / "a.png")]) == 0
@@ -272,7 +272,7 @@ def _fake_backtest(fit, held_share):
 
 
 def test_every_log_axis_has_readable_tick_labels(stored_fit):
-    from bayeslaw.plots import plot_residuals
+    from bayeslaw.plots.figures import plot_residuals
 
     held, forecast = _fake_backtest(stored_fit, 0.3)
     short = SimpleNamespace(frame=held)  # panels of held-out points only: under a decade
@@ -329,7 +329,7 @@ def test_markdown_table():
 
 
 def test_residual_plot_is_observed_minus_median(stored_fit):
-    from bayeslaw.plots import plot_residuals
+    from bayeslaw.plots.figures import plot_residuals
 
     fig = plot_residuals(stored_fit)
     ax = fig.axes[0]
@@ -345,7 +345,7 @@ def test_residual_plot_is_observed_minus_median(stored_fit):
 
 
 def test_group_effects_forest_plot(stored_fit):
-    from bayeslaw.plots import plot_group_effects
+    from bayeslaw.plots.figures import plot_group_effects
 
     fig = plot_group_effects(stored_fit)
     titles = [ax.get_title().split(" (")[0] for ax in fig.axes if ax.get_visible()]

@@ -8,7 +8,7 @@ import pytest
 
 import bayeslaw as bl
 from bayeslaw.errors import ArgumentError, DataError
-from bayeslaw.prediction import forecast_run, predict
+from bayeslaw.posterior.prediction import forecast_run, predict
 
 
 def test_new_N_between_neighbours_and_wider(stored_fit):
@@ -86,7 +86,7 @@ def test_thin_log_spaced_keeps_last_point():
 def test_a_fit_built_from_reused_draws_computes_its_own_log_likelihood(stored_fit):
     """Fit.from_draws never keeps a log-likelihood the draws carried: the same draws with
     other losses get the log-likelihood of those losses (and the caller's idata is kept)."""
-    from bayeslaw.likelihood import pointwise_log_likelihood
+    from bayeslaw.posterior.likelihood import pointwise_log_likelihood
 
     frame = stored_fit.data.frame.copy()
     frame["loss"] = frame["loss"] * 1.01
@@ -103,7 +103,7 @@ def test_a_fit_built_from_reused_draws_computes_its_own_log_likelihood(stored_fi
 def test_a_missing_level_is_a_new_level_drawn_from_the_population():
     """A row whose level is missing (NaN) gets its own population draw, in order of first
     appearance, like any level the fit has not seen."""
-    from bayeslaw.posterior import by_label
+    from bayeslaw.posterior.draws import by_label
 
     eff = np.array([[1.0, 2.0], [3.0, 4.0]])
     values = np.array([2.0, np.nan, 4.0, np.nan], dtype=object)

@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bayeslaw.data.public import load_chinchilla, load_misfitting
 from bayeslaw.errors import DataError
-from bayeslaw.inference import fit
-from bayeslaw.public_data import load_chinchilla, load_misfitting
+from bayeslaw.inference.sampling import fit
 
 
 @pytest.fixture(scope="module")

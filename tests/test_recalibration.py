@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bayeslaw import metrics
-from bayeslaw.backtesting import Recalibration, backtest
-from bayeslaw.catalog import load_spec
 from bayeslaw.errors import ArgumentError, DataError
-from bayeslaw.prediction import summarise
-from bayeslaw.splits import inner_split, parse_split
+from bayeslaw.evaluation import metrics
+from bayeslaw.evaluation.backtesting import Recalibration, backtest
+from bayeslaw.evaluation.splits import inner_split, parse_split
+from bayeslaw.posterior.prediction import summarise
+from bayeslaw.spec.catalog import load_spec
 
 S = 20_000
 GRID = stats.norm.ppf((np.arange(S) + 0.5) / S)  # N(0, 1) draws, as a quantile grid

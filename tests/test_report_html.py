@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeslaw.cli import _fit_names, main
-from bayeslaw.derived import loss_at
-from bayeslaw.report import build_report
-from bayeslaw.report_html import Block, Image, Report, Section
+from bayeslaw.cli.main import _fit_names, main
+from bayeslaw.posterior.derived import loss_at
+from bayeslaw.report.build import build_report
+from bayeslaw.report.document import Block, Image, Report, Section
 
 from .browser import browser, probe
 from .browser import chromium as find_chromium
@@ -166,7 +166,7 @@ def test_report_rejects_repeated_figure_names():
 
 
 def build_png() -> bytes:
-    from bayeslaw.report_html import figure_png
+    from bayeslaw.report.document import figure_png
 
     fig, ax = plt.subplots(figsize=(2, 2))
     ax.plot([0, 1], [0, 1])
@@ -176,9 +176,9 @@ def build_png() -> bytes:
 @pytest.fixture(scope="module")
 def chinchilla_fit(stored_fit):
     """The stored posterior read as a Chinchilla fit (no T_m, no group effects)."""
-    from bayeslaw.catalog import load_spec
-    from bayeslaw.data import LossData
-    from bayeslaw.result import Fit
+    from bayeslaw.data.table import LossData
+    from bayeslaw.posterior.result import Fit
+    from bayeslaw.spec.catalog import load_spec
 
     frame = stored_fit.data.frame.drop(columns=["T_m"])
     return Fit.from_draws(idata=stored_fit.idata, spec=load_spec(law="chinchilla"),
@@ -186,7 +186,7 @@ def chinchilla_fit(stored_fit):
 
 
 def test_report_of_a_law_without_T_m(chinchilla_fit, tmp_path):
-    from bayeslaw.derived import compute_optimal
+    from bayeslaw.posterior.derived import compute_optimal
 
     report = build_report(chinchilla_fit, seed=1, budget=1e21)
     sections = {s.title: s for s in report.sections}
@@ -317,8 +317,8 @@ def test_report_of_final_losses_without_D(tmp_path):
     import xarray as xr
 
     import bayeslaw as bl
-    from bayeslaw.inference import sample_prior_predictive
-    from bayeslaw.result import Fit
+    from bayeslaw.inference.sampling import sample_prior_predictive
+    from bayeslaw.posterior.result import Fit
 
     rows = [{"N": n, "P": float(p), "loss": 1.0 + 0.3 * (n * (0.4 * np.log(p) + 1) / 1e9)
              ** -0.2} for n in (5e8, 1.1e9, 2.8e9, 4.4e9) for p in (1, 2, 4, 8)]
@@ -347,9 +347,9 @@ def test_fit_outputs_of_final_losses_without_D(tmp_path):
     import xarray as xr
 
     import bayeslaw as bl
-    from bayeslaw.inference import sample_prior_predictive
-    from bayeslaw.outputs import write_fit_outputs
-    from bayeslaw.result import Fit
+    from bayeslaw.inference.sampling import sample_prior_predictive
+    from bayeslaw.posterior.result import Fit
+    from bayeslaw.report.folders import write_fit_outputs
 
     rows = [{"N": n, "P": float(p), "loss": 1.0 + 0.3 * (n / 1e9) ** -0.2 - 0.01 * p}
             for n in (5e8, 1.1e9, 2.8e9, 4.4e9) for p in (1, 2, 4, 8)]

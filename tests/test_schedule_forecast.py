@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
+from bayeslaw.data.schedules import TERM_COLUMNS
 from bayeslaw.errors import DataError
-from bayeslaw.formulas import multi_power
-from bayeslaw.schedules import TERM_COLUMNS
+from bayeslaw.laws.functions import multi_power
 
 from .test_schedules import THETA, fixed_draws
 
@@ -52,7 +52,7 @@ def test_predict_at_fitted_rows_with_a_logged_lr_column_is_the_fits_law():
 def test_a_backtest_forecasts_held_out_rows_on_the_datas_terms():
     # prefix:0.5 on curves with a logged lr column: the held-out rows carry lr, and their
     # forecast used the schedule of those rows alone (an area of 2.6e9 for 4.1e9)
-    from bayeslaw.backtesting import _bayeslaw_scores
+    from bayeslaw.evaluation.backtesting import _bayeslaw_scores
 
     data = bl.load(imported_curves())
     early = (data.frame["D"] <= 5e8).to_numpy()
@@ -181,7 +181,7 @@ def test_a_first_logged_lr_of_zero_is_refused_by_the_area_laws():
     # a law without the forward area fits the same table; cut the rows and the area law does
     cut = bl.load(zero_first_lr(), min_D=3e7)
     assert cut.frame["lr_area"].min() > 0
-    from bayeslaw.plan import check_compatible
+    from bayeslaw.model.plan import check_compatible
     check_compatible(bl.load_spec("multi_power"), cut)
     check_compatible(bl.load_spec("chinchilla"), data)
 
@@ -190,7 +190,7 @@ def test_an_effect_on_a_schedule_term_by_run_is_not_collinear():
     # multi_power's anneal term reads lr_area and lr_drop (along each run) besides the
     # node areas (one per run): "collinear ... a function of lr_node_00" was false
     from bayeslaw.errors import SpecError
-    from bayeslaw.plan import check_compatible
+    from bayeslaw.model.plan import check_compatible
 
     data = bl.load(wsd_curves())
     for law, param in (("multi_power", "d"), ("multi_power", "kappa"), ("annealing_area", "d"),
@@ -230,7 +230,7 @@ def test_a_saved_fit_keeps_each_runs_momentum_window(tmp_path):
 
 def test_predict_on_a_grid_says_a_schedule_law_needs_a_run_or_its_schedule(tmp_path, capsys):
     # it said the law "needs lr_area, lr_drop, lr_node_00, ...: give --points"
-    from bayeslaw.cli import main
+    from bayeslaw.cli.main import main
 
     data = bl.load(wsd_curves())
     path = fixed_fit(data.select(data.frame["D"] <= 5e8, "first half")).save(tmp_path / "fit.nc")

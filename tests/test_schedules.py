@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
+from bayeslaw.data.schedules import RunSchedule, node_areas
 from bayeslaw.errors import DataError
-from bayeslaw.formulas import NODE_COLUMNS, NODES, annealing_area, multi_power, rate
-from bayeslaw.schedules import RunSchedule, node_areas
+from bayeslaw.laws.functions import NODE_COLUMNS, NODES, annealing_area, multi_power, rate
 
 REF = {"N": 1e8, "D": 1e9}
 
@@ -259,7 +259,7 @@ def fixed_draws(law: str = "multi_power", draws: int = 50):
 
 
 def _fixed_posterior(data, law: str = "multi_power", draws: int = 50):
-    from bayeslaw.posterior import Posterior
+    from bayeslaw.posterior.draws import Posterior
 
     spec, idata = fixed_draws(law, draws)
     return Posterior(idata, spec, data)
@@ -286,7 +286,7 @@ def test_predict_what_if_an_earlier_cool_down():
 
 
 def _grid(decay_start: float):
-    from bayeslaw.formulas import grid
+    from bayeslaw.laws.functions import grid
     D = grid(1e9, [1e7, decay_start])
     return D, rate("wsd", D, warmup=1e7, horizon=1e9, decay_start=decay_start)
 
@@ -321,7 +321,7 @@ def test_loss_at_a_run_trained_to_D_with_its_schedule():
 def test_a_saved_fit_keeps_a_text_columns_missing_values(tmp_path):
     # a saved fit's text columns held "nan" where a run had no decay_shape (66% of rows of
     # a mixed sweep differed after a round trip); schedule code read "nan" as no value
-    from bayeslaw.result import Fit
+    from bayeslaw.posterior.result import Fit
 
     frame = pd.concat([_curves("cosine"), _curves(decay_start=8e8, decay_shape="cosine")
                        .assign(run=lambda f: f["run"] + "_wsd")], ignore_index=True)
@@ -341,8 +341,8 @@ def test_a_held_out_run_without_rows_keeps_the_density_finite():
     # a run of the model with no observed rows (a K-fold's held-out run) has its padded
     # cells filled from the built data: a forward area of 0 would make b (S1/D_ref)^-beta
     # infinite, and 0 * inf is NaN even where masked
-    from bayeslaw.graph import LossModel
-    from bayeslaw.plan import make_plan
+    from bayeslaw.model.graph import LossModel
+    from bayeslaw.model.plan import make_plan
 
     data = bl.load(_curves(decay_start=8e8))
     train = data.select((data.frame["run"] != "r2e+08").to_numpy(), "one run held out")

@@ -2,12 +2,12 @@ import numpy as np
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.catalog import available_specs, load_spec
 from bayeslaw.errors import DataError, SpecError
-from bayeslaw.graph import LossModel
-from bayeslaw.plan import check_compatible, make_plan
-from bayeslaw.priors import Prior
+from bayeslaw.model.graph import LossModel
+from bayeslaw.model.plan import check_compatible, make_plan
 from bayeslaw.simulate import looped_sweep
+from bayeslaw.spec.catalog import available_specs, load_spec
+from bayeslaw.spec.parts import Prior
 
 
 @pytest.fixture(scope="module")
@@ -147,8 +147,8 @@ def test_held_out_levels_are_non_centered_and_the_rest_centered():
     import numpy as np
 
     import bayeslaw as bl
-    from bayeslaw.modelcache import get_model
-    from bayeslaw.plan import centering
+    from bayeslaw.inference.modelcache import get_model
+    from bayeslaw.model.plan import centering
     from bayeslaw.simulate import design, simulate
 
     spec = load_spec(law="looped_total")
@@ -177,7 +177,7 @@ def test_sum_split_transform_round_trip_and_jacobian():
     the log-determinant of the backward map, computed here by finite differences."""
     import pytensor.tensor as pt
 
-    from bayeslaw.transforms import sum_split_transform
+    from bayeslaw.model.transforms import sum_split_transform
 
     tr = sum_split_transform()
     u = pt.dvector("u")

@@ -1,16 +1,16 @@
 """The warm start: the mode and curvature of a known posterior, and the standardized
 coordinates reproducing the log density and its gradient exactly (no sampling).
 
-The models are compiled by :func:`bayeslaw.compiled.compile_model`, as ``fit`` compiles them;
-``tests/test_compiled.py`` checks that its raw density is nutpie's own."""
+The models are compiled by :func:`bayeslaw.inference.compiled.compile_model`, as ``fit`` compiles
+them; ``tests/test_compiled.py`` checks that its raw density is nutpie's own."""
 
 import warnings
 
 import numpy as np
 import pytest
 
-from bayeslaw.compiled import compile_model
-from bayeslaw.warmstart import LogDensity, Mode, find_mode, standardized
+from bayeslaw.inference.compiled import compile_model
+from bayeslaw.inference.warmstart import LogDensity, Mode, find_mode, standardized
 
 
 def _conjugate_model():
@@ -64,7 +64,7 @@ def test_mode_and_curvature_of_a_normal_posterior(conjugate):
 def test_standardized_coordinates_keep_the_density(conjugate, monkeypatch, dense):
     """logp(z) = logp(shift + L z), grad_z = L^T grad_x, for the dense factor and for the
     diagonal one that models above DENSE_MAX_DIM coordinates get."""
-    import bayeslaw.warmstart as ws
+    import bayeslaw.inference.warmstart as ws
 
     density = conjugate[0]
     if not dense:  # the layout is chosen when compiling

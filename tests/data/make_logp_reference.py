@@ -21,12 +21,12 @@ from pathlib import Path
 import numpy as np
 
 import bayeslaw as bl
-from bayeslaw.catalog import available_specs
-from bayeslaw.graph import LossModel
-from bayeslaw.plan import make_plan
-from bayeslaw.schedules import TERM_COLUMNS
+from bayeslaw.data.schedules import TERM_COLUMNS
+from bayeslaw.model.graph import LossModel
+from bayeslaw.model.plan import make_plan
 from bayeslaw.simulate import bundled_path, looped_sweep
-from bayeslaw.spec import ModelSpec
+from bayeslaw.spec.catalog import available_specs
+from bayeslaw.spec.model_spec import ModelSpec
 from tests.conftest import SMALL
 from tests.test_laws_more import synthetic
 

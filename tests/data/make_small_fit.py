@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 
 import bayeslaw as bl
-from bayeslaw.inference import fit
+from bayeslaw.inference.sampling import fit
 from bayeslaw.simulate import looped_sweep
 
 frame, _ = looped_sweep(seed=2, points=10, N=(1e8, 3e8, 1e9), T_m=(2, 4, 8),

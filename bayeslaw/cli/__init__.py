@@ -1,0 +1,13 @@
+"""The ``bayeslaw`` command.
+
+Its argument parser and subcommands, which call the library and print. May import every
+package.
+"""
+
+from __future__ import annotations
+
+from .main import main
+
+__all__ = [
+    "main",
+]

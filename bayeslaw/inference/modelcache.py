@@ -1,0 +1,74 @@
+"""The per-process cache of compiled models, keyed by the model's plan.
+
+One entry per graph (:attr:`bayeslaw.model.plan.Plan.key`: the spec's graph, the structure and the
+centering) holds the PyMC model and, once a fit needs it, its nutpie-compiled density.
+Refitting data of the same structure swaps the data into the entry's model instead of
+recompiling; :data:`COMPILES` logs every compile (what a test counts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..data.table import LossData
+from ..model.graph import LossModel
+from ..model.plan import Plan, make_plan
+from ..spec.model_spec import ModelSpec
+
+
+@dataclass
+class Entry:
+    """One cache entry: the PyMC model and, on first use, its compiled density.
+
+    ``density`` is the model compiled for nutpie with the warm start's affine map
+    (:class:`bayeslaw.inference.compiled.Density`).
+    """
+
+    model: LossModel
+    density: Any = None
+
+
+CACHE: dict[tuple[Any, ...], Entry] = {}
+#: The cache key of every compile in this process, in order (what a test counts).
+COMPILES: list[tuple[Any, ...]] = []
+
+
+def entry_for(plan: Plan, data: LossData) -> Entry:
+    """The cache entry of ``plan``, ``data`` (a row subset of its structure) swapped in."""
+    if plan.key not in CACHE:
+        CACHE[plan.key] = Entry(LossModel(plan))
+    entry = CACHE[plan.key]
+    entry.model.set_data(data)
+    return entry
+
+
+def get_model(spec: ModelSpec, data: LossData, like: LossData | None = None) -> LossModel:
+    """The (cached) :class:`LossModel` of ``spec`` with ``data`` swapped in.
+
+    The model's structure (runs and group levels) is that of ``like`` (default ``data``);
+    levels are centered or not by how many points of them ``data`` holds.
+    """
+    return entry_for(make_plan(spec, like if like is not None else data, data), data).model
+
+
+def compiled_for(plan: Plan, data: LossData) -> tuple[Entry, Any]:
+    """The cache entry with ``data`` swapped in, and its nutpie-compiled form for ``data``."""
+    from .compiled import compile_model
+
+    entry = entry_for(plan, data)
+    if entry.density is None:
+        entry.density = compile_model(entry.model.model)
+        COMPILES.append(plan.key)
+    compiled = entry.density.compiled
+    # containers the graph does not use (a covariate no term needs) are pruned from the
+    # compiled graph: pass only the ones it kept
+    values = {k: v for k, v in entry.model.held.items() if k in compiled.shared_data}
+    return entry, compiled.with_data(**values)
+
+
+def origin(entry: Entry, compiles_before: int) -> str:
+    """Where a fit's compiled model came from, given ``len(COMPILES)`` before the lookup."""
+    if len(COMPILES) == compiles_before:
+        return "in memory"
+    return "loaded from disk" if entry.density.from_disk else "now"

@@ -1,0 +1,393 @@
+"""The PyMC model of a plan (:class:`bayeslaw.model.plan.Plan`: spec + data, centering, structure).
+
+:class:`LossModel` owns a ``pm.Model`` (it never subclasses it and never samples).
+Observations enter through ``pm.Data`` containers, so a compiled model is reused for
+another data set of the same *structure* (same runs and group levels) with
+:meth:`LossModel.data_values` - that is how refits avoid recompiling.
+
+Graph layout (names used in the posterior):
+
+* ``<p>`` for every sampled law parameter (population value on the centered scale);
+* ``<p>_by_<g>_sd`` / ``<p>_by_<g>``: group effects added on the link scale of ``p``
+  (log for positive parameters); centered, or non-centered through ``<p>_by_<g>_z``
+  (``centered = false`` in the spec);
+* ``<p>_run``: the parameter per run when it has effects;
+* ``sigma`` (and ``sigma_spread``, ``sigma_log_dev`` or ``sigma_z``, ``sigma_run`` per
+  run; a fraction of the law's value with ``sigma_relative``), ``nu``; ``sigma_decay``
+  (noise falling with D) and ``ar1`` (within-run residual correlation) or ``walk`` /
+  ``walk_start`` / ``walk_hurst`` (a run's residual drifting as a random walk in log D) when
+  the spec asks;
+* ``A``, ``B``, ``C``: textbook coefficients derived from the centered ones;
+* ``loss``: the observed loss, dims ``(run, pos)``: one draw per run's curve;
+* the ``pm.Data`` containers: ``N_run``, ``T_m_run``, ``P_run``, ... (one value per run),
+  ``D_log`` (``log(D / D_ref)`` per point), ``loss_obs``, ``mask`` (the padding) and, with
+  AR(1) or a walk, ``follows`` (1 where a point follows another of its run).
+
+The arithmetic (effects on the link scale, noise, conditional terms, density) is
+:mod:`bayeslaw.model.arithmetic`'s, shared with the numpy side.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import constants as C
+from ..data.schedules import POINT_COLUMNS
+from ..data.table import LossData
+from ..errors import SpecError
+from .arithmetic import (
+    conditional_terms,
+    curve_random,
+    density_terms,
+    link_value,
+    noise_scale,
+    walk_variance,
+)
+from .plan import Plan, groups_of, level_dim
+from .transforms import sum_split_vector
+
+
+def cov_data_name(cov: str) -> str:
+    """Name of the ``pm.Data`` container of a covariate.
+
+    ``D_log`` holds ``log(D / D_ref)`` per point; every other covariate is one value per run
+    (``N_run``, ``T_m_run``, ``P_run``, ``horizon_run``).
+    """
+    if cov == C.D:
+        return "D_log"
+    return f"{cov}_point" if cov in POINT_COLUMNS else f"{cov}_run"
+
+
+def _group_deviations(pm: Any, pt: Any, name: str, z_name: str, sd: Any, dim: str,
+                      centered: np.ndarray) -> Any:
+    """Level deviations ``~ N(0, sd)``, centered and non-centered as the mask says.
+
+    Centered levels are ``name`` (``name_c`` when mixed), the others ``sd * z_name``.
+    """
+    if centered.all():
+        return pm.Normal(name, 0.0, sd, dims=dim)
+    if not centered.any():
+        return pm.Deterministic(name, sd * pm.Normal(z_name, 0.0, 1.0, dims=dim), dims=dim)
+    rich, poor = np.flatnonzero(centered), np.flatnonzero(~centered)
+    c = pm.Normal(f"{name}_c", 0.0, sd, shape=len(rich))
+    z = pm.Normal(z_name, 0.0, 1.0, shape=len(poor))
+    eff = pt.zeros(len(centered))
+    eff = pt.set_subtensor(eff[rich], c)
+    eff = pt.set_subtensor(eff[poor], sd * z)
+    return pm.Deterministic(name, eff, dims=dim)
+
+
+class LossModel:
+    """A compiled-once PyMC model of a loss law over a sweep.
+
+    Parameters
+    ----------
+    plan : Plan
+        The spec, the data that fixes the structure (runs and group levels, held-out runs
+        included) and which levels are centered (:func:`bayeslaw.model.plan.make_plan`).
+    """
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.spec = plan.spec
+        self.structure = plan.structure
+        law, lk = plan.spec.law_obj, plan.spec.likelihood
+        self._uses_D = C.D in law.covariates or lk.sigma_decay is not None or lk.walk is not None
+        self._D_ref = float(plan.spec.reference.get(C.D, 1.0))
+        #: the schedule's terms vary along a run, as D does; every other covariate is per run
+        self._point_covariates = tuple(c for c in law.covariates if c in POINT_COLUMNS)
+        self._run_covariates = tuple(c for c in law.covariates
+                                     if c != C.D and c not in POINT_COLUMNS)
+        table = plan.like.run_table()
+        self._built_run_values = {c: table[c].to_numpy(dtype=float) for c in
+                                  (*self._run_covariates, *self._point_covariates)}
+        #: the containers' values now in the PyMC model (``set_data`` skips an equal swap)
+        self.held: dict[str, np.ndarray] = self.data_values(plan.like)
+        self.model = self._build(plan.like)
+
+    # ------------------------------------------------------------------------------------
+    def layout(self, data: LossData) -> tuple[np.ndarray, np.ndarray, int]:
+        """Where each row of ``data`` sits in the model's run-major layout.
+
+        Returns each row's run (index into :attr:`Structure.runs`), its position along the
+        run's curve and the width ``L`` of the layout (the most rows of any run, at least 1).
+        Observations are held as a ``(runs, L)`` matrix padded at the end of each run, so
+        that terms constant within a run are computed once per run and broadcast, and a
+        run's sum over its points needs no scatter.
+        """
+        index = {r: i for i, r in enumerate(self.structure.runs)}
+        unknown = [r for r in data.runs if r not in index]
+        if unknown:
+            raise SpecError(f"run(s) {unknown[:3]} are not in the compiled model; build a "
+                            "LossModel from data that include them")
+        runs = data.frame[C.RUN].to_numpy()
+        rows = np.array([index[r] for r in runs], dtype="int64")
+        first = np.ones(len(runs), bool)
+        first[1:] = runs[1:] != runs[:-1]
+        start = np.maximum.accumulate(np.where(first, np.arange(len(runs)), 0))
+        pos = np.arange(len(runs)) - start
+        return rows, pos.astype("int64"), int(pos.max(initial=0)) + 1
+
+    def flatten(self, values: np.ndarray, data: LossData) -> np.ndarray:
+        """Values laid out as ``(..., runs, L)`` (a prior predictive draw) -> ``(..., rows)``."""
+        rows, pos, _ = self.layout(data)
+        return np.asarray(values)[..., rows, pos]
+
+    def run_sums(self, pointwise: np.ndarray, data: LossData) -> np.ndarray:
+        """Per-row values ``(..., rows)`` summed into the model's runs ``(..., runs)``.
+
+        The graph's ``loss`` is one draw per run's curve, so its log density is per run: this
+        puts a pointwise log-likelihood on the same footing (a run without rows sums to 0).
+        """
+        rows, _, _ = self.layout(data)
+        pointwise = np.asarray(pointwise)
+        out = np.zeros((*pointwise.shape[:-1], len(self.structure.runs)))
+        np.add.at(out, (..., rows), pointwise)
+        return out
+
+    def data_values(self, data: LossData) -> dict[str, np.ndarray]:
+        """Values of every ``pm.Data`` container for ``data``.
+
+        ``data`` may be a row subset of the data the model was built from (a training split):
+        runs without observations keep their parameters in the model, where they are drawn
+        from the population - exactly what a forecast for a held-out run needs.  Their
+        covariates are those of the data the model was built from (they have no points, so
+        they enter no likelihood term).
+        """
+        rows, pos, width = self.layout(data)
+        n_runs = len(self.structure.runs)
+        vals: dict[str, np.ndarray] = {}
+        for c in self._run_covariates:
+            per_run = self._built_run_values[c].copy()
+            per_run[rows] = data.values(c)
+            vals[cov_data_name(c)] = per_run
+
+        def padded(column: np.ndarray) -> np.ndarray:
+            out = np.zeros((n_runs, width))
+            out[rows, pos] = column
+            return out
+
+        mask = padded(np.ones(len(rows)))
+        vals["mask"] = mask
+        vals["loss_obs"] = padded(data.values(C.LOSS))
+        # padded cells repeat their run's last value, so that every per-point term stays
+        # finite there (a gap of 0 to the previous point for the walk), masked or not
+        last = np.zeros(n_runs, dtype="int64")
+        np.maximum.at(last, rows, pos)
+
+        observed = np.zeros(n_runs, bool)
+        observed[rows] = True
+
+        def along(column: np.ndarray, fill: np.ndarray | None = None) -> np.ndarray:
+            values = padded(column)
+            ends = values[np.arange(n_runs), last]
+            if fill is not None:  # a run without rows: its first value in the built data
+                ends = np.where(observed, ends, fill)
+            return np.where(mask > 0, values, ends[:, None])
+
+        if self._uses_D:
+            vals[cov_data_name(C.D)] = along(np.log(data.values(C.D) / self._D_ref))
+        for c in self._point_covariates:  # (a forward area of 0 would be a power of 0)
+            vals[cov_data_name(c)] = along(data.values(c), self._built_run_values[c])
+        if self.spec.likelihood.ar1 is not None or self.spec.likelihood.walk is not None:
+            follows = mask.copy()
+            follows[:, 0] = 0.0
+            vals["follows"] = follows
+        return vals
+
+    def set_data(self, data: LossData) -> None:
+        """Swap the observations in the PyMC model (a row subset of its structure data)."""
+        import pymc as pm
+
+        values = self.data_values(data)
+        if values.keys() == self.held.keys() and all(
+                np.array_equal(v, self.held[k]) for k, v in values.items()):
+            return  # already held: pm.set_data re-evaluates the length of every dim, seconds
+        with self.model:
+            pm.set_data(values, coords={"pos": np.arange(values["mask"].shape[1])})
+        self.held = values
+
+    # ------------------------------------------------------------------------------------
+    def _build(self, data: LossData) -> Any:
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        values = self.held
+        coords: dict[str, Any] = {"run": data.runs.tolist(),
+                                  "pos": np.arange(values["mask"].shape[1])}
+        codes: dict[str, np.ndarray] = {}
+        for g in groups_of(self.spec):
+            levels, codes[g] = data.levels(g)
+            coords.setdefault(level_dim(g), levels.tolist())
+        with pm.Model(coords=coords) as model:
+            cov, log_d = self._covariates(pm, pt, values)
+            mask = pm.Data("mask", values["mask"], dims=("run", "pos"))
+            loss_obs = pm.Data("loss_obs", values["loss_obs"], dims=("run", "pos"))
+            theta = self._law_parameters(pm, pt, codes)
+            mu = self.spec.law_obj(pt, cov, theta, self.spec.reference)
+            if mu.type.broadcastable[-1] or mu.ndim < 2:  # no per-point covariate
+                mu = pt.broadcast_to(mu, loss_obs.shape)
+            loc, sigma, process = self._observation(pm, pt, mu, self._noise(pm, pt, codes),
+                                                    log_d, loss_obs, values)
+            curve_likelihood(pm, self.spec.likelihood, loc, sigma, mask, loss_obs, process)
+        return model
+
+    def _covariates(self, pm: Any, pt: Any, values: dict[str, np.ndarray]
+                    ) -> tuple[dict[str, Any], Any]:
+        """The law's covariates as containers, and ``log(D / D_ref)`` per point (or None).
+
+        Run-level covariates are one value per run, broadcast along the curve ``(R, 1)``; D
+        enters as ``log(D / D_ref)`` per point ``(R, L)``: the law's log of D then simplifies
+        away instead of being taken at every evaluation.
+        """
+        cov: dict[str, Any] = {
+            c: pm.Data(cov_data_name(c), values[cov_data_name(c)], dims="run")[:, None]
+            for c in self._run_covariates}
+        for c in self._point_covariates:
+            cov[c] = pm.Data(cov_data_name(c), values[cov_data_name(c)], dims=("run", "pos"))
+        if not self._uses_D:
+            return cov, None
+        log_d = pm.Data(cov_data_name(C.D), values[cov_data_name(C.D)], dims=("run", "pos"))
+        if C.D in self.spec.law_obj.covariates:
+            cov[C.D] = self._D_ref * pt.exp(log_d)
+        return cov, log_d
+
+    def _law_parameters(self, pm: Any, pt: Any, codes: dict[str, np.ndarray]
+                        ) -> dict[str, Any]:
+        """Every law parameter: fixed, a scalar, or one value per run ``(R, 1)`` with effects.
+
+        Also adds the textbook coefficients (``A``, ``B``, ...) as Deterministics.
+        """
+        spec, law = self.spec, self.spec.law_obj
+        theta: dict[str, Any] = {}
+        scalars: dict[str, Any] = {}
+        split = spec.sampler.sum_split
+        for p in law.params:
+            if p.name in spec.fixed:
+                theta[p.name] = scalars[p.name] = pt.as_tensor(spec.fixed[p.name])
+                continue
+            if p.name not in split:
+                scalars[p.name] = spec.priors[p.name].create(p.name)
+            elif p.name not in scalars:  # all of sum_split's parameters at once
+                scalars.update(sum_split_vector(pm, spec, split))
+            effects = [e for e in spec.effects if e.param == p.name]
+            if not effects:
+                theta[p.name] = scalars[p.name]
+                continue
+            deviations = [self._deviations(pm, pt, e.name, e.scale, e.group)[codes[e.group]]
+                          for e in effects]
+            per_run = link_value(pt, scalars[p.name], p.link, deviations)
+            theta[p.name] = pm.Deterministic(f"{p.name}_run", per_run, dims="run")[:, None]
+        for name, value in law.natural(scalars, spec.reference).items():
+            pm.Deterministic(name, value)
+        return theta
+
+    def _deviations(self, pm: Any, pt: Any, name: str, scale: Any, group: str) -> Any:
+        """A group term's level deviations, its sd learned (a prior) or fixed (a number)."""
+        sd = scale.create(f"{name}_sd") if not isinstance(scale, float) else pt.as_tensor(scale)
+        return _group_deviations(pm, pt, name, f"{name}_z", sd, level_dim(group),
+                                 self.plan.mask(name))
+
+    def _noise(self, pm: Any, pt: Any, codes: dict[str, np.ndarray]) -> Any:
+        """The noise scale: a scalar, or one per run (``sigma_run``) with ``sigma_by``."""
+        lk = self.spec.likelihood
+        sigma = lk.sigma.create("sigma")
+        if lk.sigma_by is None:
+            return sigma
+        dim = level_dim(lk.sigma_by)
+        spread = lk.sigma_spread.create("sigma_spread")
+        dev = _group_deviations(pm, pt, "sigma_log_dev", "sigma_z", spread, dim,
+                                self.plan.mask("sigma"))
+        per_run = link_value(pt, sigma, "log", [dev[codes[lk.sigma_by]]])
+        return pm.Deterministic("sigma_run", per_run, dims="run")
+
+    def _observation(self, pm: Any, pt: Any, mu: Any, sigma: Any, log_d: Any, loss_obs: Any,
+                     values: dict[str, np.ndarray]) -> tuple[Any, Any, tuple[Any, ...]]:
+        """Location, scale and (AR(1), walk) generative inputs of each point (:mod:`kernel`).
+
+        The location and scale are conditional on the run's previous point; the inputs are
+        :func:`kernel.curve_random`'s (the law's value, marginal scale, ``ar1`` or walk).
+        """
+        lk = self.spec.likelihood
+        decay = lk.sigma_decay.create("sigma_decay") if lk.sigma_decay is not None else None
+        scale = sigma
+        if decay is not None or lk.sigma_relative:
+            scale = noise_scale(pt, _per_point(pt, sigma), log_d=log_d, decay=decay,
+                                mu=mu if lk.sigma_relative else None)
+        if lk.ar1 is None and lk.walk is None:
+            return mu, scale, ()
+        follows = pm.Data("follows", values["follows"], dims=("run", "pos"))
+        resid_prev = _previous(pt, loss_obs - mu)
+        marginal = pt.broadcast_to(_per_point(pt, scale), mu.shape)
+        if lk.ar1 is not None:  # conditional on the previous point of the run
+            ratio = scale / _previous(pt, scale) if scale.ndim == 2 else 1.0
+            ar1 = lk.ar1.create("ar1")
+            return (*conditional_terms(pt, mu, _per_point(pt, scale), resid_prev, follows,
+                                       ar1=ar1, ratio=ratio), (mu, marginal, ar1))
+        hurst = lk.walk_hurst.create("walk_hurst") if lk.walk_hurst is not None else 0.5
+        var = walk_variance(pt, log_d, _previous(pt, log_d), follows, lk.walk.create("walk"),
+                            lk.walk_start.create("walk_start"), 0.0, hurst,
+                            mu=mu if lk.sigma_relative else None)
+        return (*conditional_terms(pt, mu, _per_point(pt, scale), resid_prev, follows,
+                                   walk_var=var), (mu, marginal, var))
+
+
+def _per_point(pt: Any, sigma: Any) -> Any:
+    """A noise scale of one value per run ``(R,)`` as a column ``(R, 1)``; others as they are."""
+    return sigma[:, None] if sigma.ndim == 1 else sigma
+
+
+def _previous(pt: Any, x: Any) -> Any:
+    """Each point's previous point along its run's curve (a run's first point: itself)."""
+    return pt.concatenate([x[:, :1], x[:, :-1]], axis=1)
+
+
+def curve_logp(family: str) -> Any:
+    """The log density of each run's curve, written for the run-major layout.
+
+    ``value``, ``loc`` and ``mask`` are ``(R, L)``; ``sigma`` is a scalar, one per run or one
+    per point.  Each run's density is the sum over its (unmasked) points of the Student-t or
+    normal log density; the terms that do not depend on the point (the normalizing constant in
+    ``nu``, the log of a per-run scale) are computed once per run and multiplied by its number
+    of points, not evaluated at every point (inputs after ``mask``: ``kernel.curve_random``'s).
+    """
+    import pytensor.tensor as pt
+    from pytensor.tensor.special import gammaln
+
+    t = family == "student_t"
+
+    def logp(value: Any, loc: Any, sigma: Any, *rest: Any) -> Any:
+        mask = rest[1 if t else 0]
+        count = pt.sum(mask, axis=-1)
+        per_point = sigma.ndim == value.ndim
+        z = (value - loc) / (sigma if per_point else sigma[..., None])
+        log_sigma = (pt.sum(mask * pt.log(sigma), axis=-1) if per_point
+                     else count * pt.log(sigma))
+        const, factor, core = density_terms(pt, gammaln, family, z, rest[0] if t else None)
+        return count * const - log_sigma + factor * pt.sum(mask * core, axis=-1)
+
+    return logp
+
+
+def curve_likelihood(pm: Any, lk: Any, loc: Any, sigma: Any, mask: Any, loss_obs: Any,
+                     process: tuple[Any, ...] = ()) -> Any:
+    """The observed ``loss``, dims ``(run, pos)``: one multivariate draw per run's curve.
+
+    ``process``: :func:`kernel.curve_random`'s generative inputs (the density ignores them).
+    """
+    params = [loc, sigma]
+    sig = ["(l)", "(l)" if sigma.ndim == 2 else "()"]
+    if lk.family == "student_t":
+        params.append(lk.nu.create("nu"))
+        sig.append("()")
+    params.append(mask)
+    sig.append("(l)")
+    kind = "" if not process else "ar1" if lk.ar1 is not None else "walk_var"
+    for value in process:
+        params.append(value)
+        sig.append("(l)" if value.ndim == 2 else "()")
+    return pm.CustomDist("loss", *params, logp=curve_logp(lk.family),
+                         random=curve_random(lk.family, kind), observed=loss_obs,
+                         signature=",".join(sig) + "->(l)", dims=("run", "pos"))

@@ -1,0 +1,33 @@
+"""Posterior draws evaluated in numpy: predictions, derived quantities and the result.
+
+The draws and their evaluation at any points, the likelihood's numpy side, predictions,
+derived quantities, diagnostics and the frozen :class:`Fit`. Never imports pymc, pytensor or
+matplotlib; may import :mod:`bayeslaw.model` (not its graph), :mod:`bayeslaw.spec`,
+:mod:`bayeslaw.data`, :mod:`bayeslaw.laws` and the core modules.
+"""
+
+from __future__ import annotations
+
+from .derived import Derived, best_T_m, best_T_m_at_budget, compute_optimal, loss_at
+from .diagnostics import Diagnostics, Thresholds
+from .draws import Posterior
+from .points import prediction_grid
+from .prediction import Prediction, forecast_run, predict
+from .result import Fit, Fits
+
+__all__ = [
+    "Derived",
+    "Diagnostics",
+    "Fit",
+    "Fits",
+    "Posterior",
+    "Prediction",
+    "Thresholds",
+    "best_T_m",
+    "best_T_m_at_budget",
+    "compute_optimal",
+    "forecast_run",
+    "loss_at",
+    "predict",
+    "prediction_grid",
+]

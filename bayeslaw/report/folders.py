@@ -1,0 +1,143 @@
+"""The output folder of a fit: figures, coefficient tables, diagnostics and the saved fit.
+
+:func:`write_fit_outputs` writes what ``bayeslaw fit`` leaves in its folder (CSV,
+Markdown, JSON, figures, ``fit.nc``); :func:`write_grid_figures` redraws its grid figures
+and :func:`save_figure` writes any figure atomically.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from .. import constants as C
+from ..files import atomic_write, atomic_write_text
+from .document import markdown_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..posterior.result import Fit
+
+
+def diagnostics_table(fit: Fit) -> pd.DataFrame:
+    """Each convergence check: its value, threshold and worst variable (strings)."""
+    d = fit.diagnostics
+    t = d.thresholds
+    rows = [
+        ("max R-hat", f"{d.max_rhat:.4f}", f"<= {t.max_rhat}", d.worst_rhat_var),
+        ("min bulk ESS", f"{d.min_ess_bulk:.0f}", f">= {t.min_ess:.0f}", d.worst_ess_var),
+        ("min tail ESS", f"{d.min_ess_tail:.0f}", f">= {t.min_ess:.0f}", ""),
+        ("divergences", str(d.divergences), f"<= {t.max_divergences}", ""),
+        ("min BFMI", f"{d.min_bfmi:.3f}", f">= {t.min_bfmi}", ""),
+    ]
+    table = pd.DataFrame(rows, columns=["check", "value", "threshold", "worst variable"])
+    return table.set_index("check")
+
+
+def sampler_sentence(fit: Fit) -> str:
+    """One sentence saying how the draws were made: sampler, chains, draws, seed."""
+    s = fit.settings
+    if fit.approximate:
+        return (f"APPROXIMATE posterior: {s.chains * s.draws} independent draws of the "
+                f"{fit.method} approximation (no MCMC), seed {fit.provenance['seed']}.")
+    return (f"Sampler: {s.backend}, {s.chains} chains x {s.draws} draws "
+            f"({s.tune} tuning), seed {fit.provenance['seed']}.")
+
+
+def diagnostics_markdown(fit: Fit) -> str:
+    """Diagnostics as a short Markdown section: what was checked and what failed."""
+    d = fit.diagnostics
+    verdict = (f"approximate ({fit.method}), not checked" if fit.approximate
+               else "converged" if d.ok else "NOT converged")
+    lines = ["# Sampling diagnostics", "",
+             f"Verdict: **{verdict}**"
+             + ("" if d.ok else " - " + "; ".join(d.failures)), "",
+             "| check | value | threshold | worst variable |", "|---|---|---|---|"]
+    lines += [f"| {check} | {' | '.join(row)} |"
+              for check, row in diagnostics_table(fit).iterrows()]
+    lines += ["", sampler_sentence(fit)]
+    return "\n".join(lines) + "\n"
+
+
+def save_figure(fig: Any, path: str | Path) -> Path:
+    """Save a figure atomically; the format follows the suffix (``.png``, ``.svg``)."""
+    path = Path(path)
+    fmt = path.suffix.lstrip(".") or "png"
+    return atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=120,
+                                                      bbox_inches="tight"))
+
+
+def headless() -> None:
+    """Draw figures without a display (matplotlib's Agg), unless a backend is already in use."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+
+
+def save_and_close(fig: Any, paths: dict[str, Path]) -> dict[str, Path]:
+    """Save ``fig`` to each of ``paths`` (keyed by their names in an output folder), close it."""
+    import matplotlib.pyplot as plt
+
+    try:
+        return {name: save_figure(fig, path) for name, path in paths.items()}
+    finally:
+        plt.close(fig)
+
+
+def write_grid_figures(fit: Fit, out: str | Path, *, zoom: tuple[float, float] | None = None,
+                       **options: Any) -> dict[str, Path]:
+    """Write the grid figures of an output folder with :func:`.grid_figure.plot_grid` options.
+
+    ``grid.png`` and ``grid.svg`` at full scale and, given a ``zoom`` loss range,
+    ``grid_zoom.png``; returns their paths under the names :func:`write_fit_outputs` gives
+    them (``bayeslaw fit --xscale linear`` redraws its figures with this).
+    """
+    from ..plots.sweep import plot_grid, zoom_options
+
+    out = Path(out)
+    paths = save_and_close(plot_grid(fit, **options), {
+        "grid figure (png)": out / "grid.png", "grid figure (svg)": out / "grid.svg"})
+    if zoom is not None:
+        paths.update(save_and_close(plot_grid(fit, **zoom_options(fit, zoom, options)), {
+            "grid figure, plateau zoom (png)": out / "grid_zoom.png"}))
+    return paths
+
+
+def write_fit_outputs(fit: Fit, out: Path, **grid_options: Any) -> dict[str, Path]:
+    """Write the grid figure (PNG, SVG), coefficient table (CSV, MD), diagnostics, fit.
+
+    ``grid_options`` go to :func:`~bayeslaw.plots.sweep.plot_grid` (``xscale``,
+    ``forecast``, ...).
+    """
+    headless()
+    from ..plots.figures import plot_final_losses
+    from ..plots.sweep import plateau_ylim
+
+    out.mkdir(parents=True, exist_ok=True)
+    table = fit.summary()
+    paths = {
+        "coefficients (csv)": atomic_write(out / "coefficients.csv",
+                                           lambda tmp: table.to_csv(tmp)),
+        "coefficients (markdown)": atomic_write_text(
+            out / "coefficients.md",
+            f"# Coefficients of `{fit.label}`\n\nPosterior mean, sd, central 94% "
+            "interval, R-hat and effective sample sizes (an approximate fit has a method "
+            "column instead). `a`, `b`, `c` are each term's loss "
+            "contribution at the reference point "
+            f"({', '.join(f'{k} = {v:g}' for k, v in fit.spec.reference.items())}); "
+            "`A`, `B`, `C` are the textbook coefficients.\n\n" + markdown_table(table)),
+        "diagnostics (markdown)": atomic_write_text(out / "diagnostics.md",
+                                                    diagnostics_markdown(fit)),
+        "diagnostics (json)": atomic_write_text(
+            out / "diagnostics.json", json.dumps(fit.diagnostics.to_dict(), indent=2) + "\n"),
+    }
+    if C.D in fit.data.frame.columns:
+        paths.update(write_grid_figures(fit, out, zoom=plateau_ylim(fit.data.frame),
+                                        **grid_options))
+    else:  # final losses without D (e.g. ParScale): one figure against N, not the curve grid
+        paths.update(save_and_close(plot_final_losses(fit), {
+            "grid figure (png)": out / "grid.png", "grid figure (svg)": out / "grid.svg"}))
+    paths["saved fit"] = fit.save(out / "fit.nc")
+    return paths

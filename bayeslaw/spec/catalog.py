@@ -1,0 +1,138 @@
+"""Where specs come from: the shipped default specs, TOML files, dicts and their merge order.
+
+A user spec is merged over the law's default spec in one documented order::
+
+    user spec  >  law default spec (models/<law>.toml)
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import SpecError
+from ..laws.registry import LAWS, get_law, law_for_columns
+from .model_spec import ModelSpec, parse_spec
+
+
+def _models_dir() -> Path:
+    """Directory of the default specs: inside the wheel, else the source tree's ``models/``."""
+    shipped = Path(str(resources.files("bayeslaw"))) / "_models"
+    if shipped.is_dir():
+        return shipped
+    return Path(__file__).resolve().parents[2] / "models"
+
+
+def available_specs() -> list[str]:
+    """Names of the default specs shipped with the package."""
+    return sorted(p.stem for p in _models_dir().glob("*.toml"))
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise SpecError(f"spec file {str(path)!r} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"spec file {str(path)!r} is not valid TOML: {exc}") from None
+
+
+def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
+    """The user spec over the law's default: the user's keys win, table by table.
+
+    ``effects`` is replaced whole.  A parameter the user gives a prior is no longer fixed by
+    the default, and one the user fixes loses the default's prior, the default's group
+    effects on it and its place in the default's ``sampler.sum_split`` (the user wrote none
+    of them).  A section of the wrong type is passed on as given, for the parser to name.
+    """
+    out = copy.deepcopy(base)
+    for key, value in user.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **copy.deepcopy(dict(value))}
+        else:
+            out[key] = copy.deepcopy(value)
+    user_priors, user_fixed = _section(user, "priors"), _section(user, "fixed")
+    for name in user_priors:  # a prior given by the user frees a parameter the default fixed
+        if name not in user_fixed and isinstance(out.get("fixed"), dict):
+            out["fixed"].pop(name, None)
+    for name in user_fixed:  # a value fixed by the user overrides the default's prior
+        if name not in user_priors and isinstance(out.get("priors"), dict):
+            out["priors"].pop(name, None)
+    freed = set(user_fixed) - set(user_priors)
+    if freed and "effects" not in user and isinstance(out.get("effects"), list):
+        out["effects"] = [e for e in out["effects"]
+                          if not (isinstance(e, Mapping) and e.get("param") in freed)]
+    split = out.get("sampler", {}).get("sum_split") if isinstance(out.get("sampler"), dict) \
+        else None
+    if freed and isinstance(split, list) and "sum_split" not in _section(user, "sampler"):
+        kept = [n for n in split if n not in freed]
+        out["sampler"]["sum_split"] = kept if len(kept) > 1 else []
+    return out
+
+
+def _section(spec: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """Section ``key`` of ``spec`` if it is a table, else an empty one."""
+    value = spec.get(key, {})
+    return value if isinstance(value, Mapping) else {}
+
+
+def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
+              law: str | None = None) -> ModelSpec:
+    """Load a spec: a TOML path, a shipped spec name, or a dict, merged over the law default.
+
+    Parameters
+    ----------
+    spec : str, Path, mapping or None
+        ``None`` gives the default spec of ``law``.
+    law : str, optional
+        Law name; overrides the spec's ``law`` key (and picks the default spec to merge over).
+    """
+    if isinstance(spec, ModelSpec):
+        return spec
+    if spec is None:
+        user: dict[str, Any] = {}
+    elif isinstance(spec, Mapping):
+        user = dict(spec)
+    else:
+        path = Path(spec)
+        if path.suffix != ".toml" and not path.exists():
+            path = _models_dir() / f"{spec}.toml"
+            if not path.exists():
+                raise SpecError(f"no spec file {str(spec)!r} and no shipped spec of that name; "
+                                f"shipped specs: {', '.join(available_specs())}")
+        user = _read_toml(path)
+    law_name = law or user.get("law") or "looped_total"
+    if not isinstance(law_name, str):
+        raise SpecError(f"the spec's law must be a law's name, got {law_name!r}; choose one "
+                        f"of {', '.join(sorted(LAWS))}")
+    get_law(law_name)
+    base_path = _models_dir() / f"{law_name}.toml"
+    base = _read_toml(base_path) if base_path.exists() else {}
+    merged = _merge(base, user)
+    merged["law"] = law_name
+    return parse_spec(merged)
+
+
+def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,
+                 law: str | None, columns: frozenset[str]) -> ModelSpec:
+    """The spec to fit.
+
+    A ``ModelSpec`` is returned as given; anything else goes through :func:`load_spec`, over
+    the default spec of ``law`` or, with neither a spec nor a law, of the law the data's
+    columns call for (:func:`bayeslaw.laws.registry.law_for_columns`: ``multi_power`` for curves
+    with a learning-rate schedule, ``looped_total`` with ``T_m``,
+    ``parallel_streams`` with ``P``, ``iso_depth`` with ``N_once`` and ``N_rec``, else
+    ``chinchilla``).
+    """
+    if isinstance(spec, ModelSpec):
+        if law is not None and law != spec.law:
+            raise SpecError(f"law={law!r} contradicts the spec's law {spec.law!r}")
+        return spec
+    if law is None and spec is None:
+        law = law_for_columns(columns)
+    return load_spec(spec, law=law)

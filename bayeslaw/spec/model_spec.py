@@ -1,0 +1,347 @@
+"""The declarative model spec (law + priors + hierarchy + likelihood + sampler settings).
+
+A spec is plain TOML under ``models/`` (shipped inside the wheel; :mod:`bayeslaw.spec.catalog`
+finds and merges them).  Priors are fixed numbers on the centered scale, never scaled from
+the data, so that simulation-based calibration can draw from exactly the prior that is
+fitted.  Every key of
+every section is checked against the section's allowed keys, which are the fields of its
+dataclass (:class:`~bayeslaw.spec.parts.Effect`, :class:`~bayeslaw.spec.parts.Likelihood`,
+:class:`~bayeslaw.spec.settings.SamplerSettings`) or the law's reference keys.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..data.validation import LARGEST
+from ..errors import SpecError, plain
+from ..laws.registry import Law, get_law
+from .parts import (
+    LIKELIHOODS,
+    POOLINGS,
+    Effect,
+    Likelihood,
+    Prior,
+    link_width,
+    parse_centered,
+    parse_flag,
+    parse_prior,
+)
+from .settings import SamplerSettings
+
+#: Finite floats are below this (float64's largest is 1.8e308).
+LARGEST_NUMBER = 1.7e308
+
+
+def keys_of(cls: type) -> frozenset[str]:
+    """The keys a spec section may hold: the fields of its dataclass."""
+    return frozenset(f.name for f in fields(cls))
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Everything that defines a model except the data; immutable and serialisable."""
+
+    law: str
+    reference: Mapping[str, float]
+    fixed: Mapping[str, float]
+    priors: Mapping[str, Prior]
+    effects: tuple[Effect, ...]
+    likelihood: Likelihood
+    sampler: SamplerSettings = field(default_factory=SamplerSettings)
+    description: str = ""
+
+    @property
+    def law_obj(self) -> Law:
+        """The registered :class:`Law`."""
+        return get_law(self.law)
+
+    @property
+    def free_params(self) -> tuple[str, ...]:
+        """Law parameters that are sampled (in law order)."""
+        return tuple(n for n in self.law_obj.param_names if n not in self.fixed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form (the TOML layout)."""
+        return {
+            "law": self.law,
+            "description": self.description,
+            "reference": dict(self.reference),
+            "fixed": dict(self.fixed),
+            "priors": {k: v.to_dict() for k, v in self.priors.items()},
+            "effects": [e.to_dict() for e in self.effects],
+            "likelihood": self.likelihood.to_dict(),
+            "sampler": self.sampler.to_dict(),
+        }
+
+    def to_json(self) -> str:
+        """Canonical JSON (stored in saved fits)."""
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ModelSpec:
+        """Build and validate a spec from its plain-dict form (no merging)."""
+        return parse_spec(d)
+
+    def replace_effects(self, effects: tuple[Effect, ...]) -> ModelSpec:
+        """A copy with other group effects (e.g. complete pooling: ``()``)."""
+        d = self.to_dict()
+        d["effects"] = [e.to_dict() for e in effects]
+        return parse_spec(d)
+
+    def with_pooling(self, kind: str) -> ModelSpec:
+        """The same model with complete, partial or no pooling of its group effects.
+
+        Parameters
+        ----------
+        kind : {"complete", "partial", "none"}
+            ``complete``: no group effects (one value of every parameter for all groups).
+            ``partial``: the spec's effects, each with a learned sd (an effect given
+            ``pooling = "none"`` gets the prior ``HalfNormal(sigma=its fixed sd)``).
+            ``none``: the same effects with ``pooling = "none"``: independent level values
+            with a fixed sd and no shared spread; an effect with a learned sd gets, as its
+            fixed sd, the width of its parameter's population prior on the link scale
+            (:func:`link_width`).  The noise model (``sigma_by``) is left as it is.
+        """
+        if kind == "complete":
+            return self.replace_effects(())
+        law = self.law_obj
+        if kind == "partial":
+            effects = tuple(
+                e if e.pooling == "partial" else
+                Effect(e.param, e.group, "partial", Prior("HalfNormal", {"sigma": e.scale}),
+                       e.centered)
+                for e in self.effects)
+        elif kind == "none":
+            effects = tuple(
+                e if e.pooling == "none" else
+                Effect(e.param, e.group, "none",
+                       link_width(self.priors[e.param], law.param(e.param).link), e.centered)
+                for e in self.effects)
+        else:
+            raise SpecError(f"pooling kind must be one of 'complete', 'partial', 'none'; got "
+                            f"{plain(kind)}")
+        return self.replace_effects(effects)
+
+
+def check_keys(table: Any, allowed: frozenset[str], where: str) -> None:
+    """Raise naming every key of ``table`` (a section of ``where``) outside ``allowed``."""
+    if not isinstance(table, Mapping):
+        raise SpecError(f"{where} must be a table of keys, got {plain(table)}")
+    unknown = sorted(set(table) - allowed, key=str)
+    if unknown:
+        raise SpecError(f"unknown key(s) {unknown} in {where}; allowed keys: "
+                        f"{sorted(allowed)} (a misspelt key would be silently ignored)")
+
+
+def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
+    """Build and validate a spec from its merged plain-dict form."""
+    sections = keys_of(ModelSpec)
+    unknown = set(d) - sections
+    if unknown:
+        raise SpecError(f"unknown spec section(s) {sorted(unknown, key=str)}; allowed: "
+                        f"{sorted(sections)}")
+    if not isinstance(d.get("law", ""), str):
+        raise SpecError(f"the spec's law must be a law's name (text), got {plain(d['law'])}")
+    law = get_law(d.get("law", "looped_total"))
+    fixed, priors = _parse_params(law, d)
+    return ModelSpec(
+        law=law.name,
+        reference=_parse_reference(law, d.get("reference", {})),
+        fixed=fixed,
+        priors=priors,
+        effects=_parse_effects(law, d.get("effects", []), fixed),
+        likelihood=_parse_likelihood(law, d.get("likelihood", {})),
+        sampler=_parse_sampler(d.get("sampler", {}), priors),
+        description=str(d.get("description", "")),
+    )
+
+
+def number(value: Any, need: str, *, positive: bool = False) -> float:
+    """``value`` as a float, else a :class:`SpecError` saying ``need`` and the value given.
+
+    It must be finite (not text, not true / false) and, if ``positive``, in
+    ``(0, LARGEST]`` (:data:`bayeslaw.data.validation.LARGEST`, the bound of the data's covariates).
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            -LARGEST_NUMBER < value < LARGEST_NUMBER):  # not nan, inf nor an int beyond float
+        raise SpecError(f"{need}, got {plain(value)}")
+    if positive and not 0 < value <= LARGEST:
+        raise SpecError(f"{need} (at most {LARGEST:g}), got {plain(value)}")
+    return float(value)
+
+
+def _table(d: Mapping[str, Any], key: str, default: Any) -> Any:
+    """Section ``key`` of ``d``, which must be a table (``[[effects]]``: a list of tables)."""
+    value = d.get(key, default)
+    kind = list if isinstance(default, list) else Mapping
+    if not isinstance(value, kind):
+        raise SpecError(f"spec section {key!r} must be "
+                        f"{'a list of [[effects]] tables' if kind is list else 'a table'}, "
+                        f"got {plain(value)}")
+    return value
+
+
+def _parse_params(law: Law, d: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, Prior]]:
+    """The fixed values (the law's own fixed offsets unless given a prior) and the priors."""
+    given = _table(d, "priors", {})
+    user_fixed = _table(d, "fixed", {})
+    for k in (*user_fixed, *given):
+        law.param(k)
+    fixed = {k: number(v, f"fixed.{k} must be a finite number") for k, v in
+             {**{p.name: p.fixed for p in law.params
+                 if p.fixed is not None and p.name not in given},
+              **user_fixed}.items()}
+    priors = {k: parse_prior(v, f"priors.{k}") for k, v in given.items()}
+    both = set(fixed) & set(priors)
+    if both:
+        raise SpecError(f"parameter(s) {sorted(both)} are both fixed and given a prior; "
+                        "remove one of the two")
+    missing = set(law.param_names) - set(fixed) - set(priors)
+    if missing:
+        raise SpecError(f"sampled parameter(s) {sorted(missing)} of law {law.name!r} need a "
+                        "prior in [priors] (or a value in [fixed])")
+    return fixed, priors
+
+
+def _parse_reference(law: Law, table: Any) -> dict[str, float]:
+    """``[reference]``: the law's reference keys (and covariates), each positive."""
+    check_keys(table, frozenset(law.reference_keys) | set(law.covariates),
+               f"[reference] of law {law.name!r}")
+    need = "[reference] needs a positive {0} (the centering point of the {0} term)"
+    for cov in law.reference_keys:
+        if cov not in table:
+            raise SpecError(need.format(cov))
+    return {k: number(v, need.format(k), positive=True) for k, v in table.items()}
+
+
+def _parse_effects(law: Law, entries: Any, fixed: Mapping[str, float]) -> tuple[Effect, ...]:
+    """``[[effects]]``: each entry's keys are the fields of :class:`Effect`."""
+    if not isinstance(entries, list | tuple):
+        raise SpecError(f"[[effects]] must be a list of tables, got {plain(entries)}")
+    effects = [_parse_effect(law, i, e, fixed) for i, e in enumerate(entries)]
+    keys = [(e.param, e.group) for e in effects]
+    if len(set(keys)) != len(keys):
+        raise SpecError("an effect (param, group) pair is listed twice in [[effects]]")
+    return tuple(effects)
+
+
+def _parse_effect(law: Law, i: int, e: Any, fixed: Mapping[str, float]) -> Effect:
+    check_keys(e, keys_of(Effect), f"effects[{i}] (the [[effects]] entry number {i + 1})")
+    if "param" not in e or "group" not in e:
+        raise SpecError(f"effects[{i}] needs 'param' and 'group' keys")
+    for key in ("param", "group"):
+        if not isinstance(e[key], str):
+            raise SpecError(f"effects[{i}].{key} must be a name (text), got {plain(e[key])}")
+    law.param(e["param"])
+    if e["param"] in fixed:
+        raise SpecError(f"effects[{i}]: {e['param']!r} is fixed, it cannot vary by group")
+    pooling = e.get("pooling", "partial")
+    if pooling not in POOLINGS:
+        raise SpecError(f"effects[{i}].pooling must be one of {POOLINGS}, got {plain(pooling)}")
+    raw = e.get("scale", {"dist": "HalfNormal", "sigma": 0.1})
+    if pooling == "none":
+        scale: Prior | float = number(
+            raw, f"effects[{i}]: pooling='none' needs a positive number 'scale' (the fixed sd "
+            "of the levels)", positive=True)
+    else:
+        scale = parse_prior(raw, f"effects[{i}].scale")
+    return Effect(e["param"], str(e["group"]), pooling, scale,
+                  parse_centered(e.get("centered", "auto"), f"effects[{i}].centered"))
+
+
+def _optional_prior(lk: Mapping[str, Any], key: str) -> Prior | None:
+    return parse_prior(lk[key], f"likelihood.{key}") if lk.get(key) is not None else None
+
+
+def _parse_likelihood(law: Law, table: Any) -> Likelihood:
+    """``[likelihood]``: its keys are the fields of :class:`Likelihood`."""
+    check_keys(table, keys_of(Likelihood), "[likelihood]")
+    lk = dict(table)
+    family = lk.get("family", "student_t")
+    if family not in LIKELIHOODS:
+        raise SpecError(f"likelihood.family must be one of {LIKELIHOODS}, got {plain(family)}")
+    if "sigma" not in lk:
+        raise SpecError("[likelihood] needs a 'sigma' prior (the noise scale of the loss)")
+    sigma_by = lk.get("sigma_by", "run")
+    sigma_by = None if sigma_by in (None, "none", "") else sigma_by
+    if sigma_by is not None and not isinstance(sigma_by, str):
+        raise SpecError(f"likelihood.sigma_by must name a group column (or be \"none\"), got "
+                        f"{plain(sigma_by)}")
+    if sigma_by is not None and "sigma_spread" not in lk:
+        raise SpecError("likelihood.sigma_by needs a 'sigma_spread' prior (sd of log sigma "
+                        "across groups)")
+    if family == "student_t" and "nu" not in lk:
+        raise SpecError("likelihood.family = 'student_t' needs a 'nu' prior")
+    likelihood = Likelihood(
+        family=family,
+        sigma=parse_prior(lk["sigma"], "likelihood.sigma"),
+        sigma_by=sigma_by,
+        sigma_spread=_optional_prior(lk, "sigma_spread") if sigma_by is not None else None,
+        nu=_optional_prior(lk, "nu") if family == "student_t" else None,
+        sigma_centered=parse_centered(lk.get("sigma_centered", "auto"),
+                                      "likelihood.sigma_centered"),
+        sigma_decay=_optional_prior(lk, "sigma_decay"),
+        ar1=_optional_prior(lk, "ar1"),
+        sigma_relative=parse_flag(lk.get("sigma_relative", False), "likelihood.sigma_relative"),
+        walk=_optional_prior(lk, "walk"),
+        walk_start=_optional_prior(lk, "walk_start"),
+        walk_hurst=_optional_prior(lk, "walk_hurst"),
+    )
+    _check_noise_model(law, likelihood)
+    return likelihood
+
+
+def _check_noise_model(law: Law, likelihood: Likelihood) -> None:
+    """The likelihood's terms must fit together and fit the law."""
+    if likelihood.sigma_decay is not None and "D" not in law.covariates:
+        raise SpecError(f"likelihood.sigma_decay makes the noise fall with D, but law "
+                        f"{law.name!r} has no D: remove sigma_decay")
+    for key, what in (("ar1", "a correlation"), ("walk_hurst", "an exponent")):
+        prior = getattr(likelihood, key)
+        if prior is not None and prior.dist not in ("Beta", "Uniform"):
+            raise SpecError(f"likelihood.{key} is {what} in (0, 1): give it a Beta or Uniform "
+                            f"prior, not {prior.dist}")
+    if (likelihood.walk is None) != (likelihood.walk_start is None):
+        raise SpecError("likelihood.walk (the drift scale per sqrt of an e-fold of tokens) and "
+                        "likelihood.walk_start (the spread of a run's residual at the reference "
+                        "D) go together: give both or neither")
+    if likelihood.walk is not None and "D" not in law.covariates:
+        raise SpecError(f"likelihood.walk is a drift along log D, but law {law.name!r} has no "
+                        "D: remove walk and walk_start")
+    if likelihood.walk_hurst is not None and likelihood.walk is None:
+        raise SpecError("likelihood.walk_hurst shapes the random walk: give walk and walk_start "
+                        "too, or remove walk_hurst")
+    if likelihood.walk is not None and likelihood.ar1 is not None:
+        raise SpecError("likelihood.walk and likelihood.ar1 are two models of the within-run "
+                        "residual: keep one")
+
+
+def _parse_sampler(table: Any, priors: Mapping[str, Prior]) -> SamplerSettings:
+    """``[sampler]``: its keys are the fields of :class:`SamplerSettings`."""
+    check_keys(table, SamplerSettings.keys(), "[sampler]")
+    if "sum_split" in table:
+        _check_sum_split(table["sum_split"], priors)
+    return SamplerSettings.from_dict(table)
+
+
+def _check_sum_split(names: Any, priors: Mapping[str, Prior]) -> None:
+    """``sampler.sum_split``: two or more sampled parameters with LogNormal priors."""
+    how = ('e.g. sum_split = ["E", "c"]: sampled parameters with LogNormal priors, sampled as '
+           "the log of their sum and the logs of their ratios to the first; [] turns it off")
+    if names == [] or names == ():
+        return
+    if (not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names)
+            or len(set(names)) != len(names) or len(names) == 1):
+        raise SpecError(f"sampler.sum_split must name two or more different parameters, got "
+                        f"{names!r}; {how}")
+    for name in names:
+        if name not in priors:
+            raise SpecError(f"sampler.sum_split: {name!r} is not a sampled parameter with a "
+                            f"prior in [priors]; {how}")
+        if priors[name].dist != "LogNormal":
+            raise SpecError(f"sampler.sum_split: the prior of {name!r} is {priors[name].dist}, "
+                            f"not LogNormal; {how}")

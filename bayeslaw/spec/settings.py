@@ -1,0 +1,101 @@
+"""Sampler settings: a frozen dataclass read from a spec's ``[sampler]`` table.
+
+The same object flows through the spec, :func:`bayeslaw.fit` (where keyword arguments
+override it), the fit's provenance, the report and refits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from .. import constants as C
+from ..errors import SpecError
+
+BACKENDS = ("nutpie", "pymc")
+INITS = ("mode", "prior")
+
+
+@dataclass(frozen=True)
+class SamplerSettings:
+    """How a spec is sampled.
+
+    Attributes
+    ----------
+    draws, tune, chains : int
+        Draws kept and tuning steps per chain, and the number of chains.
+    target_accept : float
+        NUTS's target acceptance rate, in (0, 1).
+    backend : {"nutpie", "pymc"}
+    low_rank : bool or "auto"
+        nutpie's low-rank modified mass matrix; ``"auto"`` decides from the model's plan
+        (:attr:`bayeslaw.model.plan.Plan.prefers_low_rank`).
+    sum_split : tuple of str
+        LogNormal parameters sampled as the log of their sum and the logs of their ratios
+        (:func:`bayeslaw.model.transforms.sum_split_transform`); ``()`` turns it off.
+    init : {"mode", "prior"}
+        Start the chains at the posterior's mode (:mod:`bayeslaw.inference.warmstart`) or at the
+        prior's centre.
+    """
+
+    draws: int = C.DEFAULT_DRAWS
+    tune: int = C.DEFAULT_TUNE
+    chains: int = C.DEFAULT_CHAINS
+    target_accept: float = C.DEFAULT_TARGET_ACCEPT
+    backend: str = "nutpie"
+    low_rank: bool | str = "auto"
+    sum_split: tuple[str, ...] = ()
+    init: str = "mode"
+
+    def __post_init__(self) -> None:
+        for name in ("draws", "tune", "chains"):
+            value, least = getattr(self, name), 0 if name == "tune" else 1
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+                raise SpecError(f"sampler.{name} must be a whole number >= {least}, got "
+                                f"{value!r}")
+            object.__setattr__(self, name, int(value))
+        object.__setattr__(self, "sum_split", tuple(str(n) for n in self.sum_split))
+        if not isinstance(self.target_accept, int | float) or not 0 < self.target_accept < 1:
+            raise SpecError(f"sampler.target_accept must lie in (0, 1), got "
+                            f"{self.target_accept!r}")
+        if self.backend not in BACKENDS:
+            raise SpecError(f"sampler.backend must be 'nutpie' or 'pymc', got {self.backend!r}")
+        if self.init not in INITS:
+            raise SpecError(f"sampler.init must be \"mode\" (chains start near the posterior's "
+                            f"mode) or \"prior\" (at the prior's centre), got {self.init!r}")
+        if self.low_rank not in ("auto", True, False):
+            raise SpecError(f"sampler.low_rank must be true, false or \"auto\", got "
+                            f"{self.low_rank!r}")
+
+    @classmethod
+    def keys(cls) -> frozenset[str]:
+        """The keys a spec's ``[sampler]`` table may hold: the fields of this class."""
+        return frozenset(f.name for f in fields(cls))
+
+    @classmethod
+    def from_dict(cls, table: Mapping[str, Any]) -> SamplerSettings:
+        """Settings from a ``[sampler]`` table (keys checked by the spec parser)."""
+        values = dict(table)
+        if "sum_split" in values and isinstance(values["sum_split"], list):
+            values["sum_split"] = tuple(values["sum_split"])
+        return cls(**values)
+
+    def replace(self, **overrides: Any) -> SamplerSettings:
+        """A copy with the settings given (``None`` keeps a setting as it is), validated."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        unknown = sorted(set(given) - self.keys())
+        if unknown:
+            raise SpecError(f"unknown sampler setting(s) {unknown}; allowed: "
+                            f"{sorted(self.keys())}")
+        return dataclasses.replace(self, **given)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form (the TOML layout), every setting written.
+
+        A spec written out and read back is the same spec, whatever the law's default sets.
+        """
+        return {f.name: list(getattr(self, f.name)) if f.name == "sum_split"
+                else getattr(self, f.name) for f in fields(self)}
