@@ -4,7 +4,7 @@ The generative process mirrors :mod:`bayeslaw.model.graph` but is written in pla
 the law functions and :mod:`bayeslaw.model.arithmetic`'s arithmetic with the graph, not its assembly
 (layout, containers, indexing of effects and runs), which a recovery test therefore checks.
 The kernel's formulas are checked against closed forms in ``tests/test_kernel.py`` and, through
-the graph, against the log densities of 5d06e18 (``tests/data/logp_reference.json``).
+the graph, against the log densities of 5d06e18 (``tests/fixtures/logp_reference.json``).
 """
 
 from __future__ import annotations

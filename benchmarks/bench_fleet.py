@@ -36,7 +36,7 @@ import pandas as pd
 
 import bayeslaw as bl
 from bayeslaw import testing
-from bayeslaw.inference.sampling import fleet
+from bayeslaw.inference import fleet
 from bayeslaw.simulate import design
 from bayeslaw.spec.catalog import load_spec
 

@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
-TEST_DATA = Path(__file__).resolve().parent / "data"
+TEST_DATA = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture(scope="session")
@@ -75,7 +75,7 @@ def small_fit(small_sweep):
 
 @pytest.fixture(scope="session")
 def stored_fit():
-    """A small posterior committed under tests/data (plumbing tests: no sampling)."""
+    """A small posterior committed under tests/fixtures (plumbing tests: no sampling)."""
     from bayeslaw.posterior.result import Fit
 
     return Fit.load(TEST_DATA / "small_fit.nc")

@@ -208,8 +208,8 @@ def test_readme_is_short_and_its_links_resolve():
 
 def test_inventories_name_every_test_and_benchmark():
     tests = (ROOT / "tests" / "README.md").read_text(encoding="utf-8")
-    missing = [p.name for p in sorted((ROOT / "tests").glob("test_*.py"))
-               if f"`{p.name}`" not in tests]
+    missing = [name for p in sorted((ROOT / "tests").rglob("test_*.py"))
+               if f"`{(name := p.relative_to(ROOT / 'tests').as_posix())}`" not in tests]
     assert not missing, f"tests/README.md does not describe {missing}"
     benches = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
     missing = [p.name for p in sorted((ROOT / "benchmarks").glob("*.py"))

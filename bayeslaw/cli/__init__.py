@@ -6,7 +6,7 @@ package.
 
 from __future__ import annotations
 
-from .main import main
+from .commands import main
 
 __all__ = [
     "main",

@@ -1,5 +1,5 @@
 """``python -m bayeslaw.cli``: the ``bayeslaw`` command."""
 
-from .main import main
+from .commands import main
 
 raise SystemExit(main())

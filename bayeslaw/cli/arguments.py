@@ -1,7 +1,7 @@
 """The ``bayeslaw`` command's argument parser: one function per subcommand.
 
-:func:`build_parser` is what :func:`bayeslaw.cli.main.main` parses with; options spelled the same
-in every command mean the same (``--levels``: band probabilities; ``--seed``: one default,
+:func:`build_parser` is what :func:`bayeslaw.cli.commands.main` parses with; options spelled the
+same in every command mean the same (``--levels``: band probabilities; ``--seed``: one default,
 :data:`bayeslaw.constants.DEFAULT_SEED`).
 """
 

@@ -6,7 +6,8 @@ or T_m levels.
 Each refit is a task of :func:`bayeslaw.inference.fleet.run` (serially, on a local cluster of
 processes or on a Dask client): the compiled model is reused within a process, held-out runs
 stay in the model unobserved (``like``), and a refit is the fit's own sampler settings and seed
-unless ``fit_kwargs`` say otherwise. :mod:`bayeslaw.evaluation.comparison` turns their elpd into rankings.
+unless ``fit_kwargs`` say otherwise. :mod:`bayeslaw.evaluation.comparison` turns their elpd into
+rankings.
 """
 
 from __future__ import annotations

@@ -77,9 +77,10 @@ def register_cached_digamma() -> None:
 
     import pytensor
 
-    # the implementation's own source in the key: a cached entry is reused by key alone
+    # the implementation's own source and module in the key: a cached entry is reused by key
+    # alone, and numba rebuilds its environment from the module by name
     source = hashlib.sha256(inspect.getsource(_digamma_impl).encode()).hexdigest()[:16]
-    key = f"{CODE_VERSION}-digamma-{source}-pytensor{pytensor.__version__}"
+    key = f"{CODE_VERSION}-{__name__}-digamma-{source}-pytensor{pytensor.__version__}"
 
     @register_funcify_and_cache_key(Psi)
     def _numba_psi(op: Any, node: Any = None, **kwargs: Any) -> tuple[Any, str]:
@@ -263,7 +264,8 @@ def _callback(kind: str, inner: Any, names: list[str], all_names: list[str],
     ndims = {name: shared[name].ndim for name in all_names}
     dtypes = {name: shared[name].dtype for name in all_names}
     src = _source(kind, names, all_names, ndims, n, n_exp, dense)
-    # __name__: numba rebuilds a cached function's environment from its module by name
+    # __name__: numba rebuilds a cached function's environment from its module by name, so the
+    # module's name is part of the key (an entry cached before a move is not loaded after it)
     env = {"__name__": __name__, "numba": numba, "np": np, "inner": inner,
            "address_as_void_pointer": address_as_void_pointer}
     env.update({f"dtype_{i}": np.dtype(dtypes[name]) for i, name in enumerate(names)})
@@ -272,7 +274,7 @@ def _callback(kind: str, inner: Any, names: list[str], all_names: list[str],
     if inner_key is not None:
         layout = repr([str(dtypes[name]) for name in names])  # the dtype_i globals
         key = hashlib.sha256(
-            f"{CODE_VERSION}|{inner_key}|{layout}|{src}".encode()).hexdigest()
+            f"{CODE_VERSION}|{__name__}|{inner_key}|{layout}|{src}".encode()).hexdigest()
     fn = compile_numba_function_src(src, f"bl_{kind}", env, cache_key=key)
     f64p = numba.types.CPointer(numba.types.double)
     sig = (numba.types.int64(numba.types.uint64, numba.types.uint64, f64p, f64p,

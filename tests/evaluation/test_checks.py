@@ -22,10 +22,10 @@ import pytest
 
 import bayeslaw as bl
 from bayeslaw import testing
-from bayeslaw.cli.main import main
+from bayeslaw.cli.commands import main
 from bayeslaw.errors import ConvergenceWarning
+from bayeslaw.inference import sampling as inference
 from bayeslaw.inference.sampling import fit
-from bayeslaw.inference.sampling import sampling as inference
 from bayeslaw.posterior.diagnostics import Thresholds
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
 from bayeslaw.spec.catalog import load_spec

@@ -10,7 +10,7 @@ import pytest
 
 from bayeslaw.errors import ApproximationWarning, ConvergenceError
 
-from .extras import need
+from ..extras import need
 
 
 def _laplace_fit(data, **kwargs):
@@ -88,7 +88,7 @@ def test_an_approximate_fit_says_so_everywhere(laplace_fit, tmp_path):
 
 
 def test_check_refuses_an_approximate_fit(laplace_fit, tmp_path, capsys):
-    from bayeslaw.cli.main import main
+    from bayeslaw.cli.commands import main
 
     path = laplace_fit.save(tmp_path / "fit.nc")
     assert main(["check", str(path)]) == 2
@@ -134,7 +134,7 @@ def test_a_five_fold_backtest_compiles_each_structure_once(small_sweep):
     at all when an earlier test compiled it), and a second backtest compiles nothing."""
     from bayeslaw.evaluation.backtesting import backtest
     from bayeslaw.evaluation.splits import parse_split
-    from bayeslaw.inference.sampling import modelcache
+    from bayeslaw.inference import modelcache
     from bayeslaw.model.plan import make_plan
     from bayeslaw.spec.catalog import load_spec
 
@@ -193,7 +193,8 @@ def test_laplace_refuses_a_point_short_of_the_mode(small_sweep, monkeypatch):
     from dataclasses import replace
 
     from bayeslaw.errors import BayeslawError
-    from bayeslaw.inference.sampling import fit, warmstart
+    from bayeslaw.inference import warmstart
+    from bayeslaw.inference.sampling import fit
 
     real = warmstart.find_mode
 

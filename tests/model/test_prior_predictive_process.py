@@ -16,7 +16,7 @@ from bayeslaw import testing
 from bayeslaw.inference.sampling import sample_prior_predictive
 from bayeslaw.simulate import design
 
-from .test_checks import reduced_spec
+from ..evaluation.test_checks import reduced_spec
 from .test_noise_models import NOISE, noise_spec
 
 

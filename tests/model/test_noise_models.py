@@ -25,7 +25,7 @@ from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
 from bayeslaw.spec.catalog import load_spec
 from bayeslaw.spec.model_spec import ModelSpec
 
-from .conftest import prior_fit
+from ..conftest import prior_fit
 
 NOISE = {
     "decay": {"sigma_decay": {"dist": "HalfNormal", "sigma": 0.3}},

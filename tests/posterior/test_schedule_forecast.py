@@ -14,7 +14,7 @@ from bayeslaw.data.schedules import TERM_COLUMNS
 from bayeslaw.errors import DataError
 from bayeslaw.laws.functions import multi_power
 
-from .test_schedules import THETA, fixed_draws
+from ..data.test_schedules import THETA, fixed_draws
 
 REF = {"N": 1e8, "D": 1e9}
 RUNS = ("r1e+08", "r2e+08", "r4e+08")
@@ -230,7 +230,7 @@ def test_a_saved_fit_keeps_each_runs_momentum_window(tmp_path):
 
 def test_predict_on_a_grid_says_a_schedule_law_needs_a_run_or_its_schedule(tmp_path, capsys):
     # it said the law "needs lr_area, lr_drop, lr_node_00, ...: give --points"
-    from bayeslaw.cli.main import main
+    from bayeslaw.cli.commands import main
 
     data = bl.load(wsd_curves())
     path = fixed_fit(data.select(data.frame["D"] <= 5e8, "first half")).save(tmp_path / "fit.nc")

@@ -31,14 +31,14 @@ import pytest
 import bayeslaw as bl
 from bayeslaw import constants as C
 from bayeslaw import testing
-from bayeslaw.cli.main import main
+from bayeslaw.cli.commands import main
 from bayeslaw.errors import BayeslawError, FleetWarning, SpecError, TaskFailedWarning
 from bayeslaw.evaluation import backtesting
-from bayeslaw.inference.sampling import fleet
+from bayeslaw.inference import fleet
 from bayeslaw.simulate import looped_sweep
 
-from .extras import need
-from .test_checks import MATCHED
+from ..evaluation.test_checks import MATCHED
+from ..extras import need
 
 distributed = need("distributed", "dask.distributed runs the fleets", module_level=True)
 

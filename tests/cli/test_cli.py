@@ -13,11 +13,11 @@ import pytest
 
 from bayeslaw import constants as C
 from bayeslaw.cli.arguments import build_parser
-from bayeslaw.cli.main import main
+from bayeslaw.cli.commands import main
 from bayeslaw.errors import ConvergenceWarning
 from bayeslaw.posterior.result import Fit
 
-from .conftest import cli_env
+from ..conftest import cli_env
 
 
 @pytest.fixture()
@@ -73,7 +73,7 @@ def test_user_errors_exit_2_without_traceback(tmp_path, small_csv, args, message
     assert "Traceback" not in proc.stderr and proc.stderr.startswith("error: ")
 
 
-STORED = str(Path(__file__).parent / "data" / "small_fit.nc")
+STORED = str(Path(__file__).parents[1] / "fixtures" / "small_fit.nc")
 
 
 def test_predict_grid_to_stdout(capsys):

@@ -18,7 +18,7 @@ from bayeslaw.cli.arguments import build_parser
 from bayeslaw.errors import ArgumentError, DataError, SpecError
 from bayeslaw.spec.catalog import load_spec
 
-from .conftest import cli_env
+from ..conftest import cli_env
 
 # -- item 9: spec values -----------------------------------------------------------------
 

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.plots.figures import sweep as gf
+from bayeslaw.plots import sweep as gf
 from bayeslaw.report.folders import save_and_close
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
 from bayeslaw.spec.catalog import load_spec
 
-from .conftest import prior_fit
+from ..conftest import prior_fit
 
 DPI = 120  # what bayeslaw.report.folders writes figures at
 

@@ -453,7 +453,7 @@ def test_report_forecasts_fill_every_column_the_spec_needs(name):
     from bayeslaw.posterior.derived import compute_optimal, loss_at
     from bayeslaw.report.sections import _config_columns, _derived_section
 
-    from .conftest import prior_fit
+    from ..conftest import prior_fit
 
     spec, data = load_spec(name), synthetic(name)
     fake = prior_fit(spec, data, seed=1)
@@ -491,10 +491,10 @@ def test_anneal_law_points_without_a_horizon_are_runs_trained_to_D(tmp_path, cap
     """Derived quantities and grid forecasts of ``chinchilla_anneal`` take ``horizon = D`` (a
     run trained to D: the whole anneal, C, is spent); a checkpoint of a longer run is asked
     for through ``columns``; compute-optimal is defined (the size is one number N)."""
-    from bayeslaw.cli.main import main
+    from bayeslaw.cli.commands import main
     from bayeslaw.posterior.derived import compute_optimal, loss_at
 
-    from .conftest import prior_fit
+    from ..conftest import prior_fit
 
     spec = load_spec("chinchilla_anneal")
     fake = prior_fit(spec, synthetic("chinchilla_anneal"), seed=2)
@@ -522,10 +522,10 @@ def test_anneal_law_points_without_a_horizon_are_runs_trained_to_D(tmp_path, cap
 def test_predict_grid_takes_P_and_asks_for_a_table_when_it_cannot_be_a_grid(tmp_path, capsys):
     """``bayeslaw predict --N --P`` for a streams law (no D needed): the grid's values equal
     ``predict`` at those points; a law with N_once / N_rec needs --points."""
-    from bayeslaw.cli.main import main
+    from bayeslaw.cli.commands import main
     from bayeslaw.posterior.prediction import predict
 
-    from .conftest import prior_fit
+    from ..conftest import prior_fit
 
     for name in ("parallel_streams", "iso_depth"):
         spec = load_spec(name)

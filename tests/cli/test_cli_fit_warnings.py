@@ -7,9 +7,9 @@ import warnings
 
 import pytest
 
-from bayeslaw.cli.main import main
+from bayeslaw.cli.commands import main
 from bayeslaw.errors import ConvergenceError, WarmStartWarning
-from bayeslaw.inference.sampling import sampling as inference
+from bayeslaw.inference import sampling as inference
 
 
 def test_warnings_before_a_failed_fit_reach_the_user(tidy_frame, tmp_path, monkeypatch,

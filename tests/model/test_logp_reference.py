@@ -1,6 +1,7 @@
 """The model's log density and gradient reproduce the stored reference of every shipped spec.
 
-``tests/data/logp_reference.json`` was computed at 5d06e18 (``tests/data/make_logp_reference.py``:
+``tests/fixtures/logp_reference.json`` was computed at 5d06e18
+(``tests/fixtures/make_logp_reference.py``:
 each entry stores the spec, the data and a point in unconstrained coordinates), before any
 rewrite of the graph for speed: a cheaper graph must be the same model, to rtol 1e-9.  No
 sampling; each spec's model is compiled once (C backend).
@@ -20,7 +21,7 @@ from bayeslaw.model.plan import make_plan
 from bayeslaw.spec.catalog import available_specs
 from bayeslaw.spec.model_spec import ModelSpec
 
-REFERENCE = json.loads((Path(__file__).parent / "data" / "logp_reference.json").read_text())
+REFERENCE = json.loads((Path(__file__).parents[1] / "fixtures" / "logp_reference.json").read_text())
 
 
 def test_every_shipped_spec_has_a_reference():

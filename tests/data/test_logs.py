@@ -23,12 +23,12 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.cli.main import main
-from bayeslaw.data.table import schedules
-from bayeslaw.data.table import training_logs as logs
+from bayeslaw.cli.commands import main
+from bayeslaw.data import schedules
+from bayeslaw.data import training_logs as logs
 from bayeslaw.spec.catalog import resolve_spec
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: more than TensorBoard's EventAccumulator keeps per tag by default (10,000)
 LONG = 10_001
 
@@ -542,7 +542,7 @@ def _check_readme_table(frame: pd.DataFrame, where: str) -> None:
 
 def test_fit_parser_takes_the_log_options(tb_logs):
     from bayeslaw.cli.arguments import build_parser
-    from bayeslaw.cli.main import _load_data
+    from bayeslaw.cli.commands import _load_data
 
     args = build_parser().parse_args(["fit", str(tb_logs), "--map", "model.n_params=N",
                                       "--tokens-per-step", "1024", "--metric", "train/loss"])

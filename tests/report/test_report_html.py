@@ -16,16 +16,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeslaw.cli.main import _fit_names, main
+from bayeslaw.cli.commands import _fit_names, main
 from bayeslaw.posterior.derived import loss_at
 from bayeslaw.report.build import build_report
 from bayeslaw.report.document import Block, Image, Report, Section
 
-from .browser import browser, probe
-from .browser import chromium as find_chromium
-from .conftest import cli_env
+from ..browser import browser, probe
+from ..browser import chromium as find_chromium
+from ..conftest import cli_env
 
-STORED = Path(__file__).parent / "data" / "small_fit.nc"
+STORED = Path(__file__).parents[1] / "fixtures" / "small_fit.nc"
 SECTIONS = ["Data", "Priors and hierarchy", "Diagnostics", "Coefficients", "Fitted curves",
             "Residuals", "Group effects", "Derived quantities"]
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",

@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from bayeslaw.errors import BayeslawError, ConvergenceError, TaskFailedWarning
-from bayeslaw.inference.sampling import fleet
+from bayeslaw.inference import fleet
 
 
 def buggy(x):

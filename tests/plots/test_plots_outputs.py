@@ -169,7 +169,7 @@ def no_sampling_fit(monkeypatch, stored_fit):
 def test_fit_command_grid_forecasts_by_default(xscale, no_sampling_fit, saved_figures,
                                                stored_fit, tmp_path, capsys):
     """The figures ``bayeslaw fit`` writes (cmd_fit's call path, the fit step stubbed)."""
-    from bayeslaw.cli.main import main
+    from bayeslaw.cli.commands import main
 
     out = tmp_path / "out"
     args = ["fit", "--out", str(out), "--no-progress"]
@@ -185,7 +185,7 @@ def test_fit_command_grid_forecasts_by_default(xscale, no_sampling_fit, saved_fi
 
 
 def test_fit_command_xscale_needs_D(no_sampling_fit, tmp_path, capsys):
-    from bayeslaw.cli.main import main
+    from bayeslaw.cli.commands import main
 
     table = tmp_path / "final.csv"
     pd.DataFrame({"run": ["a", "b", "c"], "N": [1e8, 3e8, 1e9], "P": [1, 2, 4],
@@ -196,9 +196,9 @@ def test_fit_command_xscale_needs_D(no_sampling_fit, tmp_path, capsys):
 
 
 def test_plot_command_xscale_and_no_forecast(saved_figures, stored_fit, tmp_path):
-    from bayeslaw.cli.main import main
+    from bayeslaw.cli.commands import main
 
-    stored = str(Path(__file__).parent / "data" / "small_fit.nc")
+    stored = str(Path(__file__).parents[1] / "fixtures" / "small_fit.nc")
     assert main(["plot", stored, "--xscale", "linear", "--out", str(tmp_path / "a.png")]) == 0
     _grid_checks(saved_figures["a.png"], stored_fit, "linear")
     assert main(["plot", stored, "--no-forecast", "--out", str(tmp_path / "b.png")]) == 0

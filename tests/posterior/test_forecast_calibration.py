@@ -11,7 +11,7 @@ from bayeslaw.posterior.diagnostics import Thresholds
 from bayeslaw.posterior.prediction import predict
 from bayeslaw.simulate import looped_sweep
 
-from .conftest import SAMPLER, SMALL
+from ..conftest import SAMPLER, SMALL
 
 
 def first_half_split():
