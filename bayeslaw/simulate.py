@@ -1,10 +1,11 @@
 """Seeded synthetic sweeps with known truth (the bundled data set, recovery tests, SBC).
 
-The generative process mirrors :mod:`bayeslaw.model.graph` but is written in plain numpy: it shares
-the law functions and :mod:`bayeslaw.model.arithmetic`'s arithmetic with the graph, not its assembly
-(layout, containers, indexing of effects and runs), which a recovery test therefore checks.
-The kernel's formulas are checked against closed forms in ``tests/test_kernel.py`` and, through
-the graph, against the log densities of 5d06e18 (``tests/fixtures/logp_reference.json``).
+The generative process mirrors :mod:`bayeslaw.model.graph` but is written in plain numpy: it
+shares the law functions and the model's arithmetic (:mod:`bayeslaw.model.arithmetic`) with the
+graph, not its assembly (layout, containers, indexing of effects and runs), which a recovery test
+therefore checks. The arithmetic is checked against closed forms in
+``tests/model/test_arithmetic.py`` and, through the graph, against the log densities of 5d06e18
+(``tests/fixtures/logp_reference.json``).
 """
 
 from __future__ import annotations

@@ -152,7 +152,7 @@ def _find(target: str, module: str | None, cls: str | None) -> str | None:
     """The full name of what a docstring's reference names; None when nothing has that name.
 
     The name is tried as written, in the reference's class, in its module and in every module
-    of the package (``Recalibration``, ``grid_figure.plot_grid``).
+    of the package (``Recalibration``, ``sweep.plot_grid``).
     """
     prefixes = [f"{module}.{cls}." if module and cls else "", f"{module}." if module else "",
                 "", "bayeslaw."]

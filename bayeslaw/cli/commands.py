@@ -211,8 +211,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 def cmd_backtest(args: argparse.Namespace) -> int:
     """``bayeslaw backtest``: held-out scores of bayeslaw and the baseline, table + figure."""
     from ..evaluation.backtesting import backtest
-    from ..report.backtest_folders import score_summary, unconverged, write_backtest_outputs
-    from ..report.folders import headless
+    from ..report.folders import headless, score_summary, unconverged, write_backtest_outputs
     from ..spec.catalog import resolve_spec
 
     headless()

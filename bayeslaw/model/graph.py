@@ -305,10 +305,11 @@ class LossModel:
 
     def _observation(self, pm: Any, pt: Any, mu: Any, sigma: Any, log_d: Any, loss_obs: Any,
                      values: dict[str, np.ndarray]) -> tuple[Any, Any, tuple[Any, ...]]:
-        """Location, scale and (AR(1), walk) generative inputs of each point (:mod:`kernel`).
+        """Location, scale and (AR(1), walk) generative inputs of each point.
 
         The location and scale are conditional on the run's previous point; the inputs are
-        :func:`kernel.curve_random`'s (the law's value, marginal scale, ``ar1`` or walk).
+        :func:`~bayeslaw.model.arithmetic.curve_random`'s (the law's value, marginal scale, ``ar1``
+        or walk).
         """
         lk = self.spec.likelihood
         decay = lk.sigma_decay.create("sigma_decay") if lk.sigma_decay is not None else None
@@ -351,7 +352,7 @@ def curve_logp(family: str) -> Any:
     per point.  Each run's density is the sum over its (unmasked) points of the Student-t or
     normal log density; the terms that do not depend on the point (the normalizing constant in
     ``nu``, the log of a per-run scale) are computed once per run and multiplied by its number
-    of points, not evaluated at every point (inputs after ``mask``: ``kernel.curve_random``'s).
+    of points, not evaluated at every point (inputs after ``mask``: ``arithmetic.curve_random``'s).
     """
     import pytensor.tensor as pt
     from pytensor.tensor.special import gammaln
@@ -375,7 +376,8 @@ def curve_likelihood(pm: Any, lk: Any, loc: Any, sigma: Any, mask: Any, loss_obs
                      process: tuple[Any, ...] = ()) -> Any:
     """The observed ``loss``, dims ``(run, pos)``: one multivariate draw per run's curve.
 
-    ``process``: :func:`kernel.curve_random`'s generative inputs (the density ignores them).
+    ``process``: :func:`~bayeslaw.model.arithmetic.curve_random`'s generative inputs (the
+    density ignores them).
     """
     params = [loc, sigma]
     sig = ["(l)", "(l)" if sigma.ndim == 2 else "()"]

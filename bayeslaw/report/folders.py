@@ -1,8 +1,12 @@
-"""The output folder of a fit: figures, coefficient tables, diagnostics and the saved fit.
+"""Output folders: a fit's and a backtest's.
 
+A fit's holds figures, coefficient tables, diagnostics and the saved fit; a backtest's its
+score table and forecast figures.
 :func:`write_fit_outputs` writes what ``bayeslaw fit`` leaves in its folder (CSV,
 Markdown, JSON, figures, ``fit.nc``); :func:`write_grid_figures` redraws its grid figures
-and :func:`save_figure` writes any figure atomically.
+and :func:`save_figure` writes any figure atomically. :func:`write_backtest_outputs` writes
+what ``bayeslaw backtest`` leaves in its folder; :func:`score_summary` and
+:func:`unconverged` are the table it prints and the rows it warns about.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from ..files import atomic_write, atomic_write_text
 from .document import markdown_table
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..data.table import LossData
+    from ..evaluation.backtesting import BacktestResult
     from ..posterior.result import Fit
 
 
@@ -88,7 +94,7 @@ def save_and_close(fig: Any, paths: dict[str, Path]) -> dict[str, Path]:
 
 def write_grid_figures(fit: Fit, out: str | Path, *, zoom: tuple[float, float] | None = None,
                        **options: Any) -> dict[str, Path]:
-    """Write the grid figures of an output folder with :func:`.grid_figure.plot_grid` options.
+    """Write the grid figures of an output folder, with :func:`~bayeslaw.plots.plot_grid`'s options.
 
     ``grid.png`` and ``grid.svg`` at full scale and, given a ``zoom`` loss range,
     ``grid_zoom.png``; returns their paths under the names :func:`write_fit_outputs` gives
@@ -141,3 +147,69 @@ def write_fit_outputs(fit: Fit, out: Path, **grid_options: Any) -> dict[str, Pat
             "grid figure (png)": out / "grid.png", "grid figure (svg)": out / "grid.svg"}))
     paths["saved fit"] = fit.save(out / "fit.nc")
     return paths
+
+
+# ---------------------------------------------------------------------------------------------
+# a backtest's folder
+
+#: The opening of ``backtest.md``: what its columns are.
+BACKTEST_MD_INTRO = (
+    "# Held-out forecast scores\n\nOnly held-out points are scored; `coverage_XX` is the share "
+    "of them inside the XX% predictive band (a new observed loss: noise included), with its "
+    "95% Clopper-Pearson interval in `_low` / `_high`; `coverage_XX_epistemic` is the same "
+    "for the band of the law's value alone (no noise). `n_curves` counts the held-out runs, "
+    "`converged` whether every fit of the row passed its convergence thresholds.\n\n")
+
+#: Columns of the score table printed by ``bayeslaw backtest`` (those the table has).
+SUMMARY_COLUMNS = ("split", "method", "n_curves", "n_test", "identified", "mape",
+                   "coverage_50", "coverage_90", "coverage_90_epistemic", "crps", "max_rhat",
+                   "divergences", "converged")
+
+
+def forecast_slug(name: str) -> str:
+    """File-name part of a forecast's figure: ``"prefix:0.5 / bayeslaw"`` -> ``prefix_0.5``."""
+    return (name.replace(" / bayeslaw", "").replace(", ", "_").replace(":", "_")
+            .replace("=", "_").replace(" ", "_"))
+
+
+def backtest_markdown(result: BacktestResult) -> str:
+    """``backtest.md``: the score table by split, with the backtest's notes."""
+    notes = "".join(f"\n- {n}" for n in result.notes)
+    return (BACKTEST_MD_INTRO + markdown_table(result.table.set_index("split"))
+            + (f"\n\nNotes:{notes}\n" if notes else "\n"))
+
+
+def write_backtest_outputs(data: LossData, result: BacktestResult, out: Path
+                           ) -> dict[str, Path]:
+    """Write ``backtest.csv``, ``backtest.md`` and ``forecast_<split>.png`` under ``out``.
+
+    One figure per forecast of bayeslaw (the baseline's are not drawn), its held-out runs
+    against ``data``.  Returns the written paths by name.
+    """
+    from ..plots.figures import plot_backtest
+
+    headless()
+
+    out.mkdir(parents=True, exist_ok=True)
+    table = result.table
+    paths = {"scores (csv)": atomic_write(out / "backtest.csv",
+                                          lambda tmp: table.to_csv(tmp, index=False)),
+             "scores (markdown)": atomic_write_text(out / "backtest.md",
+                                                    backtest_markdown(result))}
+    for name, forecast in result.forecasts.items():
+        if not name.endswith("/ baseline"):
+            fig = plot_backtest(data, forecast, title=f"{name}: held-out forecasts")
+            paths.update(save_and_close(fig, {
+                f"forecast {name}": out / f"forecast_{forecast_slug(name)}.png"}))
+    return paths
+
+
+def score_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """The columns of :data:`SUMMARY_COLUMNS` that ``table`` has (the printed scores)."""
+    return table[[c for c in SUMMARY_COLUMNS if c in table.columns]]
+
+
+def unconverged(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows of bayeslaw fits (not the baseline) whose fits did not all converge."""
+    fits = table[table["method"] != "baseline"]
+    return fits[~fits["converged"].astype(bool)] if "converged" in fits else fits.iloc[:0]

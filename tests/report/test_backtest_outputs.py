@@ -4,7 +4,7 @@ import pandas as pd
 
 from bayeslaw.evaluation.backtesting import BacktestResult
 from bayeslaw.posterior.prediction import predict
-from bayeslaw.report.backtest_folders import (
+from bayeslaw.report.folders import (
     BACKTEST_MD_INTRO,
     forecast_slug,
     score_summary,
