@@ -165,8 +165,10 @@ def _natural_anneal(theta: Mapping[str, Any], ref: Mapping[str, float]) -> dict[
 
 
 def _natural_curve(theta: Mapping[str, Any], ref: Mapping[str, float]) -> dict[str, Any]:
-    """Centered -> textbook coefficients of :func:`curve_power`: ``E = m (1 - f)``,
-    ``B = m f D_ref^beta``."""
+    """Centered -> textbook coefficients of :func:`curve_power`.
+
+    ``E = m (1 - f)`` and ``B = m f D_ref^beta``.
+    """
     return {"E": theta["m"] * (1.0 - theta["f"]),
             "B": theta["m"] * theta["f"] * ref["D"] ** theta["beta"]}
 

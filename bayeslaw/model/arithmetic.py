@@ -19,8 +19,9 @@ def link_value(xp: Any, population: Any, link: str, deviations: Any = ()) -> Any
 
     ``link(value) = link(population) + sum(deviations)``; ``link`` is ``"log"`` (a positive
     parameter, and every noise scale: ``population * exp(sum)``, defined at 0), ``"logit"``
-    (a share in (0, 1): ``1 / (1 + (1 / population - 1) exp(-sum))``) or ``"identity"``.  The graph passes one deviation per group term, indexed to runs; the
-    numpy side passes draws ``(S, n)``.
+    (a share in (0, 1): ``1 / (1 + (1 / population - 1) exp(-sum))``) or ``"identity"``.  The
+    graph passes one deviation per group term, indexed to runs; the numpy side passes draws
+    ``(S, n)``.
     """
     total = None
     for deviation in deviations:

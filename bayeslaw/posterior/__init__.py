@@ -11,6 +11,7 @@ from __future__ import annotations
 from .derived import Derived, best_T_m, best_T_m_at_budget, compute_optimal, loss_at
 from .diagnostics import Diagnostics, Thresholds
 from .draws import Posterior
+from .likelihood import predictive_log_density
 from .points import prediction_grid
 from .prediction import Prediction, forecast_run, predict
 from .result import Fit, Fits
@@ -29,5 +30,6 @@ __all__ = [
     "forecast_run",
     "loss_at",
     "predict",
+    "predictive_log_density",
     "prediction_grid",
 ]

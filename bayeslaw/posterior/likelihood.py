@@ -102,6 +102,33 @@ def log_likelihood(post: Posterior, points: pd.DataFrame, *, seed: int = 0,
     return log_density(post, y, loc, scale)
 
 
+def predictive_log_density(fit: Posterior, points: pd.DataFrame, *, seed: int = 0
+                           ) -> np.ndarray:
+    """The log predictive density of each point's observed ``loss``, given the fit's data.
+
+    Parameters
+    ----------
+    fit : Fit
+        A fitted model.
+    points : DataFrame
+        Rows with the law's covariates, ``run`` and the observed ``loss``: points of fitted
+        curves (a later ``D`` of a run the fit saw) or of new ones (their coefficients drawn
+        from the population, seeded).
+    seed : int
+        Seed of the draws of new curves' coefficients.
+
+    Returns
+    -------
+    ndarray
+        ``log p(y_i | data)`` per row: ``log mean_s p(y_i | theta_s)``, the exact mixture
+        over the posterior draws of the noise model's density (Student-t or normal, as
+        :func:`bayeslaw.predict` forecasts each point), never a kernel estimate.
+    """
+    loglik = log_likelihood(fit, points, seed=seed)
+    top = loglik.max(axis=0)
+    return top + np.log(np.mean(np.exp(loglik - top), axis=0))
+
+
 def pointwise_log_likelihood(post: Posterior) -> np.ndarray:
     """Log density of every observation under every draw, ``(S, n)`` (the model's own)."""
     return log_likelihood(post, post.data.frame, conditional=True)
