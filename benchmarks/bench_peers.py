@@ -108,7 +108,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--spec", help="a spec (TOML path or shipped name) instead of "
                    "curve_power with reference D = 1")
     p.add_argument("--data", type=Path, default=DATA, help=f"default {DATA}")
-    p.add_argument("--out", type=Path, help="Markdown results file, or a folder for "
+    p.add_argument("--out", help="Markdown results file, or a folder for "
                    "peers_<mode>_<date>.md")
     args = p.parse_args(argv)
     allowed = SELECTION if args.selection else DATASETS
@@ -217,7 +217,9 @@ def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
     start = time.perf_counter()
     context = frame[frame["role"] == "context"]
     target = frame[frame["role"] == "target"].reset_index(drop=True)
-    facts = {"curves": frame["run"].nunique(), "error": ""}
+    runs = frame["run"].unique()
+    facts = {"curves": len(runs), "error": "",
+             "runs": ", ".join(runs[:2]) + (f" and {len(runs) - 2} more" if len(runs) > 2 else "")}
     try:
         with warnings.catch_warnings():  # the table shows R-hat and divergences
             warnings.simplefilter("ignore", bl.ConvergenceWarning)
@@ -247,8 +249,7 @@ def score_dataset(frame: pd.DataFrame, spec: object, args: argparse.Namespace) -
         curves.extend(rows)
         fits.append(facts)
         if facts["error"]:
-            print(f"  fit failed ({', '.join(unit['run'].unique()[:3])}...): {facts['error']}",
-                  flush=True)
+            print(f"  fit failed ({facts['runs']}): {facts['error']}", flush=True)
     columns = ["curve", "n", "rmsle", "ll", "msce", "in50", "in90"]
     return Scored(pd.DataFrame(curves, columns=columns), pd.DataFrame(fits))
 
@@ -328,8 +329,10 @@ def judged(key: str, row: dict) -> str:
     parts = [f"{name} {value:.4f} {op} {goal}: {'met' if ok else 'NOT met'}"
              for name, value, op, goal, ok in checks]
     met = sum(bool(ok) for *_, ok in checks)
-    return f"- target {key} (pooled, against {TARGET_METHOD}): " + "; ".join(parts) + \
-        f" -> {met} of 3 met"
+    partial = (f" (only {row['curves']} curves scored: failed fits, not comparable)"
+               if " of " in row["curves"] else "")
+    return (f"- target {key} (pooled, against {TARGET_METHOD}): " + "; ".join(parts)
+            + f" -> {met} of 3 met{partial}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -371,6 +374,9 @@ def report(scored: dict[str, Scored], args: argparse.Namespace) -> str:
     for key, row in rows.items():
         shown = [row] + ([] if args.selection else published(key))
         parts.append(table(key, shown))
+        failed = scored[key].fits if key in scored else pd.DataFrame({"error": []})
+        for _, fit in failed[failed["error"] != ""].iterrows():
+            parts.append(f"Failed fit, not scored ({fit['runs']}): {fit['error']}\n")
     if args.mode == "pooled" and not args.selection:
         lines = [judged(key, rows[key]) for key in TARGET_KEYS if key in rows]
         if lines:
@@ -380,10 +386,12 @@ def report(scored: dict[str, Scored], args: argparse.Namespace) -> str:
 
 def out_path(args: argparse.Namespace) -> Path | None:
     """Where ``--out`` writes: the file, or ``peers_<mode>[_selection]_<date>.md`` in a folder."""
-    if args.out is None or not (args.out.is_dir() or str(args.out).endswith("/")):
-        return args.out
+    if args.out is None:
+        return None
+    if not (Path(args.out).is_dir() or args.out.endswith("/")):
+        return Path(args.out)
     tag = args.mode + ("_selection" if args.selection else "")
-    return args.out / f"peers_{tag}_{datetime.date.today().isoformat()}.md"
+    return Path(args.out) / f"peers_{tag}_{datetime.date.today().isoformat()}.md"
 
 
 def main(argv: list[str] | None = None) -> None:
