@@ -225,8 +225,9 @@ class LossData:
     def summary(self) -> dict[str, Any]:
         """Counts and ranges, for reports and the CLI."""
         f = self.frame
-        out: dict[str, Any] = {"points": len(f), "runs": int(f[C.RUN].nunique()),
-                               "N_levels": int(f[C.N].nunique())}
+        out: dict[str, Any] = {"points": len(f), "runs": int(f[C.RUN].nunique())}
+        if C.N in f.columns:
+            out["N_levels"] = int(f[C.N].nunique())
         for col in (c for c in (C.N, C.D, C.LOSS) if c in f.columns):
             out[f"{col}_range"] = (float(f[col].min()), float(f[col].max()))
         for col in (C.T_M, C.P):

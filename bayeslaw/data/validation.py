@@ -41,15 +41,17 @@ def check_columns(frame: pd.DataFrame, where: str) -> None:
     """The required columns are there, no name is repeated and there are rows.
 
     ``D`` may be absent from a table of final losses (no run repeated) and ``N`` when both
-    ``N_once`` and ``N_rec`` are given.
+    ``N_once`` and ``N_rec`` are given, or from a table of curves (``run`` and ``D``, a run
+    repeated: the curve-population law needs no model size).
     """
     # a table of final losses (one row per run) needs no D: laws without a data term fit it
     final = C.RUN not in frame.columns or not frame[C.RUN].duplicated().any()
     # N, the total parameter count, follows from a split into unshared and recurrent ones
     split = {C.N_ONCE, C.N_REC} <= set(frame.columns)
+    curves = not final and C.D in frame.columns
     missing = [c for c in C.REQUIRED_COLUMNS
                if c not in frame.columns and not (c == C.D and final)
-               and not (c == C.N and split)]
+               and not (c == C.N and (split or curves))]
     if missing:
         raise DataError(
             f"{where} lacks column(s) {missing}; it has {list(frame.columns)}. Rename yours "

@@ -75,6 +75,23 @@ def chinchilla(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
     return _size_and_data(xp, cov["N"], cov["D"], theta, ref)
 
 
+def curve_power(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                ref: Mapping[str, float]) -> Any:
+    r"""A saturating power law of one curve along its scale axis, with no model size.
+
+    .. math::
+
+        L(D) = E + \frac{B}{D^{\beta}}
+
+    evaluated as ``m ((1 - f) + f (D/D_ref)^-beta)``: ``m`` is the loss at ``D_ref``, ``f`` the
+    share of it above the asymptote (``E = m (1 - f)``, ``B = m f D_ref^beta``). Fitted to a
+    set of curves, each curve's ``m``, ``f`` and ``beta`` come from a population (partially
+    pooled effects by ``run``).
+    """
+    bend = _power_term(xp, cov["D"], 0.0, ref["D"], theta["f"], theta["beta"])
+    return theta["m"] * (1.0 - theta["f"] + bend)
+
+
 def cosine_progress(xp: Any, D: Any, horizon: Any) -> Any:
     """How far a cosine schedule has annealed at ``D`` of ``horizon`` tokens: 0 to 1.
 

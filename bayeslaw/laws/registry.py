@@ -22,6 +22,7 @@ from .functions import (
     annealing_area,
     chinchilla,
     chinchilla_anneal,
+    curve_power,
     iso_depth,
     iso_depth_eff,
     looped_annealing_area,
@@ -47,8 +48,9 @@ class Param:
         Physical unit (``"loss"``, ``"1"``, ``"params"``, ``"tokens"``, ...).
     description : str
         One line for tables and reports.
-    link : {"log", "identity"}
-        Scale on which group effects are added (``log`` keeps the value positive).
+    link : {"log", "logit", "identity"}
+        Scale on which group effects are added (``log`` keeps the value positive, ``logit``
+        a share in (0, 1)).
     term : str or None
         Covariate of the law term this parameter belongs to (``None`` for the
         irreducible loss ``E``, which belongs to no term).
@@ -162,6 +164,13 @@ def _natural_anneal(theta: Mapping[str, Any], ref: Mapping[str, float]) -> dict[
     return {**_natural(_A_N, _B_D)(theta, ref), "C": theta["c"]}
 
 
+def _natural_curve(theta: Mapping[str, Any], ref: Mapping[str, float]) -> dict[str, Any]:
+    """Centered -> textbook coefficients of :func:`curve_power`: ``E = m (1 - f)``,
+    ``B = m f D_ref^beta``."""
+    return {"E": theta["m"] * (1.0 - theta["f"]),
+            "B": theta["m"] * theta["f"] * ref["D"] ** theta["beta"]}
+
+
 def _power_params(term: str, scale: str, exponent: str,
                   at: str | None = None) -> tuple[Param, Param]:
     """The scale and exponent of the power-law term in ``term``, centered at ``at``."""
@@ -200,6 +209,14 @@ _C_T: _Pair = ("C", "c", "gamma", "T_m")
 _AREA_TERMS = {"D": (LR_AREA,), "anneal": (ANNEAL_AREA,)}
 _MULTI_TERMS = {"D": (LR_AREA,), "anneal": (LR_AREA, LR_DROP, *NODE_COLUMNS)}
 
+#: A curve's loss at D_ref and the share of it above the asymptote: what a curve's points pin
+#: (its level near D_ref) apart from what only its bend tells (the asymptote); E and b of a
+#: short curve form a ridge on which the sampler does not mix.
+_CURVE = (Param("m", "loss", "the curve's loss at D_ref", term="D"),
+          Param("f", "1", "share of the loss at D_ref above the asymptote", link="logit",
+                term="D"),
+          Param("beta", "1", "exponent of the D term", term="D"))
+
 _PHI = Param("phi", "1", "exponent of the reuse: T_m passes act as T_m^phi times N_rec",
              term="N")
 
@@ -233,6 +250,7 @@ LAWS: dict[str, Law] = {law.name: law for law in (
     _law(looped_streams, (_E, *_N_TERM, *_power_params("P", "c", "gamma")), ("N", "P"),
          _natural(_A_N, ("C", "c", "gamma", "P")), "L = E + A/N^alpha + C/P^gamma"),
     _law(size_only, (_E, *_N_TERM), ("N",), _natural(_A_N), "L = E + A/N^alpha"),
+    _law(curve_power, _CURVE, ("D",), _natural_curve, "L = E + B/D^beta"),
     _law(iso_depth, (_E, *_N_TERM, _PHI, *_D_TERM), ("N_once", "N_rec", "T_m", "D"),
          _natural(_A_N, _B_D), "L = E + A/(N_once + T_m^phi N_rec)^alpha + B/D^beta",
          ref_keys=("N", "D"), terms={"N": ("N_once", "N_rec", "T_m")},
@@ -273,12 +291,17 @@ def get_law(name: str) -> Law:
 SCHEDULE_LAW = "multi_power"
 
 
+#: The default law of a table of curves without a model size: a population of curves.
+CURVE_LAW = "curve_power"
+
+
 def law_for_columns(columns: set[str] | frozenset[str]) -> str:
     """Default law for a table's columns.
 
     ``iso_depth`` with ``N_once`` and ``N_rec``; with ``P``, ``parallel_streams_data`` when
     there is a ``D`` column and ``parallel_streams`` otherwise; ``looped_total`` with
-    ``T_m``; else ``chinchilla``.  A table whose runs carry a learning-rate schedule (the
+    ``T_m``; :data:`CURVE_LAW` for curves without a model size (``D`` and no ``N``); else
+    ``chinchilla``.  A table whose runs carry a learning-rate schedule (the
     terms :func:`bayeslaw.load` adds) gets :data:`SCHEDULE_LAW` (``looped_`` with ``T_m``).
     """
     if LR_AREA in columns and "N" in columns:
@@ -287,7 +310,9 @@ def law_for_columns(columns: set[str] | frozenset[str]) -> str:
         return "iso_depth"
     if "P" in columns:
         return "parallel_streams_data" if "D" in columns else "parallel_streams"
-    return "looped_total" if "T_m" in columns else "chinchilla"
+    if "T_m" in columns:
+        return "looped_total"
+    return CURVE_LAW if "N" not in columns and "D" in columns else "chinchilla"
 
 
 def evaluate(law: Law, cov: Mapping[str, Any], theta: Mapping[str, Any],

@@ -18,8 +18,8 @@ def link_value(xp: Any, population: Any, link: str, deviations: Any = ()) -> Any
     """A parameter's value given its population value and group deviations on the link scale.
 
     ``link(value) = link(population) + sum(deviations)``; ``link`` is ``"log"`` (a positive
-    parameter, and every noise scale: ``population * exp(sum)``, defined at 0) or
-    ``"identity"``.  The graph passes one deviation per group term, indexed to runs; the
+    parameter, and every noise scale: ``population * exp(sum)``, defined at 0), ``"logit"``
+    (a share in (0, 1): ``1 / (1 + (1 / population - 1) exp(-sum))``) or ``"identity"``.  The graph passes one deviation per group term, indexed to runs; the
     numpy side passes draws ``(S, n)``.
     """
     total = None
@@ -27,7 +27,11 @@ def link_value(xp: Any, population: Any, link: str, deviations: Any = ()) -> Any
         total = deviation if total is None else total + deviation
     if total is None:
         return population
-    return population * xp.exp(total) if link == "log" else population + total
+    if link == "log":
+        return population * xp.exp(total)
+    if link == "logit":
+        return 1.0 / (1.0 + (1.0 / population - 1.0) * xp.exp(-total))
+    return population + total
 
 
 def noise_scale(xp: Any, sigma: Any, *, log_d: Any = None, decay: Any = None,

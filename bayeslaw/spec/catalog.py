@@ -126,13 +126,26 @@ def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,
     the default spec of ``law`` or, with neither a spec nor a law, of the law the data's
     columns call for (:func:`bayeslaw.laws.registry.law_for_columns`: ``multi_power`` for curves
     with a learning-rate schedule, ``looped_total`` with ``T_m``,
-    ``parallel_streams`` with ``P``, ``iso_depth`` with ``N_once`` and ``N_rec``, else
-    ``chinchilla``).
+    ``parallel_streams`` with ``P``, ``iso_depth`` with ``N_once`` and ``N_rec``,
+    ``curve_power`` for curves without ``N``, else ``chinchilla``).  A spec that names no law
+    (a dict or TOML file of overrides) is merged over the default spec of that same law.
     """
     if isinstance(spec, ModelSpec):
         if law is not None and law != spec.law:
             raise SpecError(f"law={law!r} contradicts the spec's law {spec.law!r}")
         return spec
-    if law is None and spec is None:
+    if law is None and not _names_law(spec):
         law = law_for_columns(columns)
     return load_spec(spec, law=law)
+
+
+def _names_law(spec: str | Path | Mapping[str, Any] | None) -> bool:
+    """Whether a spec (dict, TOML file or shipped name) says which law it is for."""
+    if spec is None:
+        return False
+    if isinstance(spec, Mapping):
+        return "law" in spec
+    path = Path(spec)
+    if path.suffix == ".toml" and path.is_file():
+        return "law" in _read_toml(path)
+    return True  # a shipped spec's name: every shipped spec names its law

@@ -215,12 +215,19 @@ class Likelihood:
 
 
 def link_width(prior: Prior, link: str) -> float:
-    """The sd of a prior on a parameter's link scale (log or identity), as a number.
+    """The sd of a prior on a parameter's link scale (log, logit or identity), as a number.
 
     Exact for ``LogNormal`` (log link: its ``sigma``) and ``Normal``; moment-based for the
-    others; 1.0 where no closed form is at hand.  The fixed sd of unpooled levels.
+    others (a ``Beta`` on the logit scale: ``sqrt(trigamma(alpha) + trigamma(beta))``); 1.0
+    where no closed form is at hand.  The fixed sd of unpooled levels.
     """
     q = dict(prior.params)
+    if link == "logit":
+        if prior.dist == "Beta":
+            from scipy.special import polygamma
+
+            return float(np.sqrt(polygamma(1, q["alpha"]) + polygamma(1, q["beta"])))
+        return 1.0
     if link == "log":
         if prior.dist == "LogNormal":
             return float(q["sigma"])
