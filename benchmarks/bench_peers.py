@@ -399,6 +399,9 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     check_data(args.data, args.names)
+    if not hasattr(bl, "log_density"):
+        raise SystemExit("this bayeslaw has no bl.log_density (the log predictive density of "
+                         "held-out rows, which the LL score needs)")
     spec = args.spec or DEFAULT_SPEC
     top = header(args, argv)
     print(top, flush=True)
