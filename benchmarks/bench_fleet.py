@@ -41,7 +41,7 @@ from bayeslaw.simulate import design
 from bayeslaw.spec.catalog import load_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.test_checks import MATCHED, SBC_SAMPLER  # noqa: E402  (the CI SBC's spec)
+from tests.evaluation.test_checks import MATCHED, SBC_SAMPLER  # noqa: E402  (the CI SBC's spec)
 
 
 def timed(fn, *args, **kwargs):

@@ -30,7 +30,7 @@ from bayeslaw.simulate import design
 from bayeslaw.spec.catalog import load_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.test_checks import MATCHED, NARROW  # noqa: E402  (one definition of the specs)
+from tests.evaluation.test_checks import MATCHED, NARROW  # noqa: E402  (one definition of the specs)
 
 
 def sweep(points: int) -> bl.LossData:

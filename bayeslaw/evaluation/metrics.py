@@ -1,15 +1,22 @@
 """Forecast scores on held-out points: R^2, MAE, MAPE, band coverage, CRPS, log density.
 
 Pure numpy / scipy; every function takes observed values and either point forecasts,
-band bounds or predictive draws ``(S, n)``.
+band bounds or predictive draws ``(S, n)``.  NSL-PFN's three scores of one forecast curve
+(RMSLE, LL, MSCE; Lee et al. 2025) are :func:`rmsle`, :func:`msce` and :func:`curve_scores`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import special, stats
+
+from ..errors import ArgumentError
+
+#: The central levels of NSL-PFN's calibration error (MSCE): its ``bardist_calibration``.
+MSCE_LEVELS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
 
 
 def r2(y: np.ndarray, pred: np.ndarray) -> float:
@@ -140,3 +147,151 @@ def pointwise_lpd(loglik: np.ndarray) -> np.ndarray:
 def log_predictive_density(loglik: np.ndarray) -> float:
     """Mean over points of ``log mean_s p(y_i | theta_s)`` from a ``(S, n)`` log-likelihood."""
     return float(np.mean(pointwise_lpd(loglik)))
+
+
+# ---------------------------------------------------------------------------------------------
+# NSL-PFN's scores of one forecast curve (Lee et al. 2025, its inference.py)
+
+
+def _targets(name: str, values: object, n: int | None = None, *, positive: bool = False
+             ) -> np.ndarray:
+    """``values`` as a 1-d float array of length ``n``, refused with a message naming it."""
+    arr = np.asarray(values, float)
+    if arr.ndim != 1 or (n is not None and len(arr) != n):
+        want = "a 1-d array" if n is None else f"one value per target ({n})"
+        raise ArgumentError(f"{name} has shape {arr.shape}; expected {want}")
+    if np.isnan(arr).any():
+        raise ArgumentError(f"{name} holds NaN at positions {np.flatnonzero(np.isnan(arr))}")
+    if positive and not (arr > 0).all():
+        bad = np.flatnonzero(~(arr > 0))
+        raise ArgumentError(f"{name} must be positive (its log is taken); got "
+                            f"{arr[bad].tolist()} at positions {bad.tolist()}")
+    return arr
+
+
+def _draws(draws: object, n: int) -> np.ndarray:
+    """Predictive draws ``(S, n)`` of ``n`` targets, refused with a message naming them."""
+    arr = np.asarray(draws, float)
+    if arr.ndim != 2 or arr.shape[1] != n or arr.shape[0] == 0:
+        raise ArgumentError(f"draws has shape {arr.shape}; expected (draws, targets) with "
+                            f"{n} targets, one column per value of y")
+    if not np.isfinite(arr).all():
+        raise ArgumentError("draws holds non-finite values")
+    return arr
+
+
+def _levels(levels: Sequence[float]) -> tuple[float, ...]:
+    levels = tuple(float(c) for c in levels)
+    if not levels or not all(0 < c < 1 for c in levels):
+        raise ArgumentError(f"levels must be central probabilities in (0, 1), got {levels}")
+    return levels
+
+
+def rmsle(median: np.ndarray, y: np.ndarray) -> float:
+    """Root mean squared log error of a point forecast: ``sqrt(mean((log m_i - log y_i)^2))``.
+
+    Natural logarithm, as NSL-PFN's ``get_metric``; ``median`` (the predictive median) and
+    ``y`` must be positive and of the same length.
+    """
+    y = _targets("y", y, positive=True)
+    median = _targets("median", median, len(y), positive=True)
+    return float(np.sqrt(np.mean((np.log(median) - np.log(y)) ** 2)))
+
+
+def central_bounds(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of the central ``level`` interval of draws ``(S, n)``, per column.
+
+    The ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles by numpy's default method
+    (``"linear"``: the quantile ``q`` of sorted draws ``v_0 <= ... <= v_{S-1}`` interpolates
+    at index ``q (S - 1)``), as :func:`bayeslaw.posterior.prediction.summarise` makes bands.
+    """
+    (level,) = _levels((level,))
+    lower, upper = np.quantile(np.asarray(draws, float), [(1 - level) / 2, (1 + level) / 2],
+                               axis=0)
+    return lower, upper
+
+
+def msce_of_bands(y: np.ndarray, bands: Mapping[float, tuple[np.ndarray, np.ndarray]]) -> float:
+    """Mean squared calibration error from central bands ``{level: (lower, upper)}``.
+
+    ``mean over c of (coverage_c - c)^2``, ``coverage_c`` the share of ``y`` inside
+    ``[lower, upper]`` (bounds included).
+    """
+    y = _targets("y", y)
+    errors = []
+    for level in _levels(tuple(bands)):
+        lower, upper = bands[level]
+        lower = _targets(f"bands[{level}] lower", lower, len(y))
+        upper = _targets(f"bands[{level}] upper", upper, len(y))
+        errors.append((np.mean((y >= lower) & (y <= upper)) - level) ** 2)
+    return float(np.mean(errors))
+
+
+def msce(draws: np.ndarray, y: np.ndarray, levels: Sequence[float] = MSCE_LEVELS) -> float:
+    """Mean squared calibration error of predictive draws ``(S, n)`` at central ``levels``.
+
+    ``mean over c in levels of (coverage_c - c)^2``, ``coverage_c`` the share of ``y`` inside
+    the central ``c`` interval of its column's draws, bounds included; the bounds are
+    :func:`central_bounds`' (numpy's default linear quantiles).  NSL-PFN's levels by default.
+    """
+    y = _targets("y", y)
+    draws = _draws(draws, len(y))
+    return msce_of_bands(y, {c: central_bounds(draws, c) for c in _levels(levels)})
+
+
+@dataclass(frozen=True)
+class CurveScores:
+    """NSL-PFN's three scores of one curve's forecast of its ``n`` targets.
+
+    ``ll`` is on the scale ``y / y_scale`` (:func:`curve_scores`).
+    """
+
+    rmsle: float
+    ll: float
+    msce: float
+    n: int
+
+
+def curve_scores(y: np.ndarray, log_density: np.ndarray, *, draws: np.ndarray | None = None,
+                 median: np.ndarray | None = None,
+                 bands: Mapping[float, tuple[np.ndarray, np.ndarray]] | None = None,
+                 y_scale: float = 1.0, levels: Sequence[float] = MSCE_LEVELS) -> CurveScores:
+    """RMSLE, LL and MSCE of one curve's forecast, following NSL-PFN's protocol.
+
+    Parameters
+    ----------
+    y : array
+        The curve's observed targets (positive), on the scale of ``log_density``.
+    log_density : array
+        The log predictive density of each target, on that same scale.
+    draws : array (S, n), optional
+        Predictive draws: the median and the central bands at ``levels`` come from them.
+    median, bands : optional
+        Instead of ``draws``: the predictive median and ``{level: (lower, upper)}``.
+    y_scale : float
+        The protocol's divisor of ``y`` (NSL-PFN's; ``curves.csv`` of its benchmark): the LL
+        is the mean log density of ``y / y_scale``, ``mean(log_density) + log(y_scale)``.
+        Pass 1 when ``y`` and ``log_density`` are already on that scale.
+    levels : sequence of float
+        The MSCE's central levels when computed from ``draws``.
+
+    Returns
+    -------
+    CurveScores
+        RMSLE of the median and MSCE are the same on either scale.
+    """
+    y = _targets("y", y, positive=True)
+    log_density = _targets("log_density", log_density, len(y))
+    if not (np.isfinite(y_scale) and y_scale > 0):
+        raise ArgumentError(f"y_scale must be a positive number, got {y_scale!r}")
+    if (draws is None) == (median is None and bands is None) or (
+            draws is None and (median is None or bands is None)):
+        raise ArgumentError("give either draws, or both median and bands: got "
+                            f"draws={draws is not None}, median={median is not None}, "
+                            f"bands={bands is not None}")
+    if draws is not None:
+        draws = _draws(draws, len(y))
+        median = np.median(draws, axis=0)
+        bands = {c: central_bounds(draws, c) for c in _levels(levels)}
+    ll = float(np.mean(log_density)) + float(np.log(y_scale))
+    return CurveScores(rmsle(median, y), ll, msce_of_bands(y, bands), len(y))

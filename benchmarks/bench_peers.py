@@ -1,0 +1,425 @@
+"""Peer benchmark: NSL-PFN's scaling-curve extrapolation protocol, run with bayeslaw.
+
+Run from the repository root::
+
+    python benchmarks/bench_peers.py [--mode pooled|alone] [--datasets IC,DD,...]
+        [--draws N --tune N --chains N --seed S] [--max-context N] [--selection]
+        [--spec SPEC] [--out FILE_OR_FOLDER]
+
+Data: the seven data sets of NSL-PFN's benchmark (Lee et al., ICML 2025, arXiv 2505.23032)
+in ``../shared/data/nslpfn_bench/`` beside the repository (``README.txt`` there describes
+them; ``--data`` points elsewhere).  Each ``<dataset>.csv`` holds ``dataset, curve, x, y,
+role``: the ``context`` rows of a curve are fitted, its ``target`` rows (all beyond the
+context) forecast and scored.  Rows are used as given (LM's fourfold repeats included).
+
+Scales: per curve, ``D = x / (the curve's largest context x)`` and ``loss = y / y_scale``
+(``y_scale`` from ``curves.csv``: the curve's largest context y for DD, Nano and ColPret, 1
+elsewhere).  The fit, the forecasts and the log densities are therefore on ``y / y_scale``,
+the scale on which the protocol scores LL (:func:`bayeslaw.evaluation.metrics.curve_scores`
+gets ``y_scale=1``: already divided); RMSLE and MSCE do not depend on the scale.  The law is
+``curve_power`` with its reference ``D = 1`` (each curve's last context point); ``--spec``
+replaces that spec (then it must set its own reference).
+
+Scores per curve on its targets (:func:`~bayeslaw.evaluation.metrics.curve_scores`): RMSLE of
+the predictive median, LL (mean log predictive density, :func:`bayeslaw.log_density`) and
+MSCE over the levels 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99 (central intervals of
+``Prediction.draws``, numpy's linear quantiles, bounds included); each averaged over the
+curves of a data set.  ``NLP+Nano`` averages the per-curve scores of NMT, LM, BB and Nano
+(44 curves), each data set fitted by itself.  Beside them: seconds per curve (fit, forecast
+and densities), the fits' worst R-hat and total divergences, and the 50% / 90% band coverage
+per curve (each curve's share of targets inside, the mean over curves, with the
+Clopper-Pearson interval over curves).
+
+Modes: ``--mode pooled`` fits one model per data set on every curve's context (the curves'
+coefficients partially pooled); ``--mode alone`` fits each curve by itself.  ``--max-context
+N`` thins each curve's context to at most N points spread evenly in log x (said in the
+output).  The published rows (NSL-PFN, LC-PFN, MCMC) are the README's figures
+(:data:`PUBLISHED`).  Targets, judged in pooled mode on ColPret and NLP+Nano: RMSLE and MSCE
+no higher, LL no lower than NSL-PFN's.  Nothing here is tuned on them.
+
+``--selection``: inner splits of the context only, on IC and DD (the data sets on which the
+law's form, priors and noise may be chosen): each curve's first
+``max(3, min(int(0.5 L + 0.5), L - 1))`` context points (NSL-PFN's own split rule) are
+fitted and the rest of its context scored; targets are never read.  No published rows then.
+
+``--out`` writes the printed tables as Markdown, atomically, with the exact command at the
+top; a folder gets ``peers_<mode>[_selection]_<date>.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import shlex
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import bayeslaw as bl
+from bayeslaw.evaluation import metrics
+from bayeslaw.files import atomic_write_text
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "nslpfn_bench"
+DATASETS = ("IC", "NMT", "LM", "BB", "DD", "Nano", "ColPret")
+#: The data sets NSL-PFN pools into one row (README.txt: "NLP+Nano").
+NLP_NANO = ("NMT", "LM", "BB", "Nano")
+#: The data sets the issue allows for choosing the law's form, priors and noise.
+SELECTION = ("IC", "DD")
+#: The default spec: curve_power with the reference at each curve's last context point.
+DEFAULT_SPEC = {"law": "curve_power", "reference": {"D": 1.0}}
+
+#: Published figures, ``(RMSLE, LL, MSCE)`` per data set (None: not published), from
+#: ``../shared/data/nslpfn_bench/README.txt`` (the tables of Lee et al. 2025, 3 training runs).
+PUBLISHED = {
+    "NSL-PFN": {"ColPret": (0.027, 2.794, 0.0615), "NLP+Nano": (0.019, 2.773, 0.1145),
+                "IC": (0.028, 3.330, 0.0512), "DD": (0.034, 2.565, 0.0826)},
+    "LC-PFN": {"ColPret": (None, None, 0.1071), "NLP+Nano": (0.0398, 1.519, 0.2674)},
+    "MCMC (M4)": {"ColPret": (None, None, 0.6187), "NLP+Nano": (0.0235, 2.216, 0.3732)},
+}
+#: Published seconds per curve (same README); MCMC with the BNSL law took 280.6.
+PUBLISHED_SECONDS = {"NSL-PFN": 0.02, "LC-PFN": 0.02, "MCMC (M4)": 154.6}
+#: The method whose figures are the targets.
+TARGET_METHOD = "NSL-PFN"
+#: Where the targets apply (pooled mode).
+TARGET_KEYS = ("ColPret", "NLP+Nano")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--mode", choices=("pooled", "alone"), default="pooled")
+    p.add_argument("--datasets", help=f"comma-separated, of {', '.join(DATASETS)} (default: "
+                   f"all; with --selection {', '.join(SELECTION)})")
+    p.add_argument("--draws", type=int)
+    p.add_argument("--tune", type=int)
+    p.add_argument("--chains", type=int)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--max-context", type=int, help="thin each curve's context to at most N "
+                   "points, evenly in log x")
+    p.add_argument("--selection", action="store_true", help="inner splits of the context "
+                   "(IC, DD): fit each curve's first half, score the rest")
+    p.add_argument("--spec", help="a spec (TOML path or shipped name) instead of "
+                   "curve_power with reference D = 1")
+    p.add_argument("--data", type=Path, default=DATA, help=f"default {DATA}")
+    p.add_argument("--out", help="Markdown results file, or a folder for "
+                   "peers_<mode>_<date>.md")
+    args = p.parse_args(argv)
+    allowed = SELECTION if args.selection else DATASETS
+    args.names = tuple(args.datasets.split(",")) if args.datasets else allowed
+    unknown = [n for n in args.names if n not in allowed]
+    if unknown:
+        p.error(f"--datasets {','.join(unknown)}: choose among {', '.join(allowed)}"
+                + (" (--selection uses only the data sets allowed for choosing)"
+                   if args.selection else ""))
+    if args.max_context is not None and args.max_context < 3:
+        p.error(f"--max-context must be at least 3, got {args.max_context}")
+    return args
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+
+
+def check_data(folder: Path, names: tuple[str, ...]) -> None:
+    """Stop with a clear message when the benchmark's files are not in ``folder``."""
+    missing = [f for f in ("curves.csv", *(f"{n}.csv" for n in names))
+               if not (folder / f).exists()]
+    if missing:
+        raise SystemExit(f"no NSL-PFN benchmark data in {folder} (missing {', '.join(missing)})"
+                         ": the benchmark reads ../shared/data/nslpfn_bench/ beside the "
+                         "repository (README.txt there); pass --data DIR for another place")
+
+
+def read_dataset(folder: Path, name: str) -> pd.DataFrame:
+    """One data set's rows with each curve's ``y_scale`` (``curves.csv``)."""
+    frame = pd.read_csv(folder / f"{name}.csv")
+    scales = pd.read_csv(folder / "curves.csv")[["dataset", "curve", "y_scale"]]
+    out = frame.merge(scales, on=["dataset", "curve"], how="left", validate="many_to_one")
+    if out["y_scale"].isna().any():
+        missing = out.loc[out["y_scale"].isna(), "curve"].unique()[:3].tolist()
+        raise SystemExit(f"curves.csv has no y_scale for {name} curve(s) {missing}")
+    return out
+
+
+def inner_split(frame: pd.DataFrame) -> pd.DataFrame:
+    """The context alone, re-split per curve by NSL-PFN's rule: its first points fitted.
+
+    A curve of ``L`` context points keeps its first ``max(3, min(int(0.5 L + 0.5), L - 1))``
+    (by x) as context and scores the rest; the original targets are dropped.
+    """
+    context = frame[frame["role"] == "context"].sort_values(["curve", "x"], kind="stable")
+    position = context.groupby("curve").cumcount()
+    size = context.groupby("curve")["x"].transform("size")
+    keep = np.maximum(3, np.minimum((0.5 * size + 0.5).astype(int), size - 1))
+    return context.assign(role=np.where(position < keep, "context", "target"))
+
+
+def thin_context(frame: pd.DataFrame, max_context: int) -> pd.DataFrame:
+    """Each curve's context thinned to at most ``max_context`` points, evenly in log x.
+
+    For ``max_context`` values evenly spaced in log x between the curve's smallest and largest
+    context x, the nearest context point (repeats kept once); targets are untouched.
+    """
+    keep = []
+    for _, rows in frame[frame["role"] == "context"].groupby("curve"):
+        rows = rows.sort_values("x", kind="stable")
+        if len(rows) <= max_context:
+            keep.extend(rows.index)
+            continue
+        logx = np.log(rows["x"].to_numpy())
+        grid = np.linspace(logx[0], logx[-1], max_context)
+        nearest = np.abs(logx[None, :] - grid[:, None]).argmin(axis=1)
+        nearest[-1] = len(rows) - 1  # the largest x, which sets the curve's scale
+        keep.extend(rows.index[np.unique(nearest)])
+    return frame.loc[sorted(keep) + frame.index[frame["role"] == "target"].tolist()]
+
+
+def normalise(frame: pd.DataFrame) -> pd.DataFrame:
+    """bayeslaw's columns: ``run`` the curve, ``D = x / x_max`` (largest context x of the
+    curve) and ``loss = y / y_scale``."""
+    x_max = frame[frame["role"] == "context"].groupby("curve")["x"].max()
+    return frame.assign(run=frame["curve"], D=frame["x"] / frame["curve"].map(x_max),
+                        loss=frame["y"] / frame["y_scale"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Fitting and scoring
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Per-curve scores (``curves``) and per-fit facts (``fits``) of one data set."""
+
+    curves: pd.DataFrame
+    fits: pd.DataFrame
+
+
+def curve_row(curve: str, y: np.ndarray, log_density: np.ndarray, draws: np.ndarray) -> dict:
+    """One curve's NSL-PFN scores and its share of targets inside the 50% and 90% bands."""
+    s = metrics.curve_scores(y, log_density, draws=draws, y_scale=1.0)  # y already / y_scale
+    row = {"curve": curve, "n": s.n, "rmsle": s.rmsle, "ll": s.ll, "msce": s.msce}
+    for level in (0.5, 0.9):
+        lower, upper = metrics.central_bounds(draws, level)
+        row[f"in{level * 100:g}"] = float(np.mean((y >= lower) & (y <= upper)))
+    return row
+
+
+def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
+               ) -> tuple[list[dict], dict]:
+    """Fit the context rows of ``frame``'s curves together; score its targets per curve."""
+    start = time.perf_counter()
+    context = frame[frame["role"] == "context"]
+    target = frame[frame["role"] == "target"].reset_index(drop=True)
+    runs = frame["run"].unique()
+    facts = {"curves": len(runs), "error": "",
+             "runs": ", ".join(runs[:2]) + (f" and {len(runs) - 2} more" if len(runs) > 2 else "")}
+    try:
+        with warnings.catch_warnings():  # the table shows R-hat and divergences
+            warnings.simplefilter("ignore", bl.ConvergenceWarning)
+            fit = bl.fit(bl.load(context[["run", "D", "loss"]]), spec, seed=args.seed,
+                         draws=args.draws, tune=args.tune, chains=args.chains, progress=False)
+        draws = np.asarray(bl.predict(fit, target[["run", "D"]], seed=args.seed).draws)
+        log_dens = np.asarray(bl.log_density(fit, target[["run", "D", "loss"]]), float)
+    except bl.BayeslawError as err:  # one failed fit is reported, not the end of the run
+        facts.update(seconds=time.perf_counter() - start, max_rhat=np.nan, divergences=0,
+                     error=str(err).splitlines()[0])
+        return [], facts
+    facts.update(seconds=time.perf_counter() - start, max_rhat=fit.diagnostics.max_rhat,
+                 divergences=fit.diagnostics.divergences)
+    y = target["loss"].to_numpy()
+    rows = [curve_row(curve, y[idx], log_dens[idx], draws[:, idx])
+            for curve, idx in target.groupby("run").indices.items()]
+    return rows, facts
+
+
+def score_dataset(frame: pd.DataFrame, spec: object, args: argparse.Namespace) -> Scored:
+    """Every curve of a data set scored: one fit (pooled) or one per curve (alone)."""
+    units = ([frame] if args.mode == "pooled"
+             else [rows for _, rows in frame.groupby("run", sort=True)])
+    curves, fits = [], []
+    for unit in units:
+        rows, facts = score_unit(unit, spec, args)
+        curves.extend(rows)
+        fits.append(facts)
+        if facts["error"]:
+            print(f"  fit failed ({facts['runs']}): {facts['error']}", flush=True)
+    columns = ["curve", "n", "rmsle", "ll", "msce", "in50", "in90"]
+    return Scored(pd.DataFrame(curves, columns=columns), pd.DataFrame(fits))
+
+
+def prepared(folder: Path, name: str, args: argparse.Namespace) -> pd.DataFrame:
+    """A data set read, split (``--selection``), thinned (``--max-context``) and normalised."""
+    frame = read_dataset(folder, name)
+    if args.selection:
+        frame = inner_split(frame)
+    if args.max_context is not None:
+        frame = thin_context(frame, args.max_context)
+    return normalise(frame)
+
+
+# ---------------------------------------------------------------------------------------------
+# Summaries, tables and targets
+
+
+def summary(scored: Scored, label: str) -> dict:
+    """One table row: the mean scores over curves, coverage with its interval over curves."""
+    c, f = scored.curves, scored.fits
+    attempted = int(f["curves"].sum())
+    row = {"method": label, "curves": f"{len(c)}" + (f" of {attempted}"
+                                                    if len(c) < attempted else ""),
+           "rmsle": c["rmsle"].mean(), "ll": c["ll"].mean(), "msce": c["msce"].mean(),
+           "seconds": f["seconds"].sum() / max(attempted, 1),
+           "max_rhat": f["max_rhat"].max(), "divergences": int(f["divergences"].sum())}
+    for column in ("in50", "in90"):
+        k, n = float(c[column].sum()), len(c)
+        low, high = metrics.clopper_pearson(k, n) if n else (np.nan, np.nan)
+        row[column] = (k / n if n else np.nan, low, high)
+    return row
+
+
+def published(key: str) -> list[dict]:
+    """The published rows of data set ``key`` (none for NMT, LM, BB, Nano alone)."""
+    rows = []
+    for method, figures in PUBLISHED.items():
+        if key in figures:
+            rmsle, ll, msce = figures[key]
+            rows.append({"method": method, "rmsle": rmsle, "ll": ll, "msce": msce,
+                         "seconds": PUBLISHED_SECONDS[method]})
+    return rows
+
+
+def cell(value: object, digits: int) -> str:
+    """A table cell: a number to ``digits`` decimals, a coverage with its interval, or -."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "-"
+    if isinstance(value, tuple):
+        rate, low, high = value
+        return f"{rate:.2f} [{low:.2f}, {high:.2f}]" if not np.isnan(rate) else "-"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+COLUMNS = (("method", "method", 0), ("curves", "curves", 0), ("rmsle", "RMSLE", 4),
+           ("ll", "LL", 3), ("msce", "MSCE", 4), ("seconds", "s / curve", 2),
+           ("max_rhat", "worst R-hat", 3), ("divergences", "divergences", 0),
+           ("in50", "cov50 [95% CI over curves]", 0), ("in90", "cov90 [95% CI over curves]", 0))
+
+
+def table(title: str, rows: list[dict]) -> str:
+    """A Markdown table of summary and published rows under a heading."""
+    lines = [f"## {title}", "", "| " + " | ".join(h for _, h, _ in COLUMNS) + " |",
+             "|" + " --- |" * len(COLUMNS)]
+    for row in rows:
+        lines.append("| " + " | ".join(cell(row.get(k), d) for k, _, d in COLUMNS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def judged(key: str, row: dict) -> str:
+    """Whether a pooled row meets its targets: NSL-PFN's RMSLE, LL and MSCE or better."""
+    rmsle, ll, msce = PUBLISHED[TARGET_METHOD][key]
+    checks = [("RMSLE", row["rmsle"], "<=", rmsle, row["rmsle"] <= rmsle),
+              ("LL", row["ll"], ">=", ll, row["ll"] >= ll),
+              ("MSCE", row["msce"], "<=", msce, row["msce"] <= msce)]
+    parts = [f"{name} {value:.4f} {op} {goal}: {'met' if ok else 'NOT met'}"
+             for name, value, op, goal, ok in checks]
+    met = sum(bool(ok) for *_, ok in checks)
+    partial = (f" (only {row['curves']} curves scored: failed fits, not comparable)"
+               if " of " in row["curves"] else "")
+    return (f"- target {key} (pooled, against {TARGET_METHOD}): " + "; ".join(parts)
+            + f" -> {met} of 3 met{partial}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+
+def header(args: argparse.Namespace, argv: list[str]) -> str:
+    """The results file's top: the exact command, the commit, the settings."""
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "bayeslaw",
+                            "benchmarks", "models"], capture_output=True, text=True).stdout
+    lines = ["# Peer benchmark (NSL-PFN's protocol)", "",
+             f"Command: `{shlex.join(['python', 'benchmarks/bench_peers.py', *argv])}`",
+             f"Commit: {commit}" + (" with uncommitted changes" if dirty.strip() else ""),
+             f"Date: {datetime.date.today().isoformat()}",
+             f"Mode: {args.mode}; spec: {args.spec or DEFAULT_SPEC}; draws / tune / chains: "
+             f"{args.draws or 'spec'} / {args.tune or 'spec'} / {args.chains or 'spec'}; "
+             f"seed {args.seed}"]
+    if args.max_context is not None:
+        lines.append(f"Context thinned: at most {args.max_context} points per curve, evenly "
+                     "in log x (--max-context); the published rows used every point.")
+    if args.selection:
+        lines.append("Selection: inner splits of the context only (first part fitted, rest "
+                     "scored); targets not read; no published rows (they score the targets).")
+    return "\n".join(lines) + "\n"
+
+
+def report(scored: dict[str, Scored], args: argparse.Namespace) -> str:
+    """Every table, the NLP+Nano pool, and the judged targets."""
+    label = f"bayeslaw ({args.mode}{', selection' if args.selection else ''})"
+    parts, rows = [], {}
+    for name, result in scored.items():
+        rows[name] = summary(result, label)
+    if all(n in scored for n in NLP_NANO):
+        pool = Scored(pd.concat([scored[n].curves for n in NLP_NANO], ignore_index=True),
+                      pd.concat([scored[n].fits for n in NLP_NANO], ignore_index=True))
+        rows["NLP+Nano"] = summary(pool, label)
+    for key, row in rows.items():
+        shown = [row] + ([] if args.selection else published(key))
+        parts.append(table(key, shown))
+        failed = scored[key].fits if key in scored else pd.DataFrame({"error": []})
+        for _, fit in failed[failed["error"] != ""].iterrows():
+            parts.append(f"Failed fit, not scored ({fit['runs']}): {fit['error']}\n")
+    if args.mode == "pooled" and not args.selection:
+        lines = [judged(key, rows[key]) for key in TARGET_KEYS if key in rows]
+        if lines:
+            parts.append("## Targets\n\n" + "\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
+def out_path(args: argparse.Namespace) -> Path | None:
+    """Where ``--out`` writes: the file, or ``peers_<mode>[_selection]_<date>.md`` in a folder."""
+    if args.out is None:
+        return None
+    if not (Path(args.out).is_dir() or args.out.endswith("/")):
+        return Path(args.out)
+    tag = args.mode + ("_selection" if args.selection else "")
+    return Path(args.out) / f"peers_{tag}_{datetime.date.today().isoformat()}.md"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the chosen data sets, print their tables, write ``--out``."""
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    check_data(args.data, args.names)
+    if not hasattr(bl, "log_density"):
+        raise SystemExit("this bayeslaw has no bl.log_density (the log predictive density of "
+                         "held-out rows, which the LL score needs)")
+    spec = args.spec or DEFAULT_SPEC
+    top = header(args, argv)
+    print(top, flush=True)
+    scored = {}
+    for name in args.names:
+        frame = prepared(args.data, name, args)
+        print(f"{name}: {frame['curve'].nunique()} curves, "
+              f"{int((frame['role'] == 'context').sum())} context and "
+              f"{int((frame['role'] == 'target').sum())} scored rows", flush=True)
+        scored[name] = score_dataset(frame, spec, args)
+        print(table(name, [summary(scored[name], args.mode)]), flush=True)
+    body = report(scored, args)
+    print(body)
+    path = out_path(args)
+    if path is not None:
+        atomic_write_text(path, top + "\n" + body)
+        print(f"written: {path}")
+
+
+if __name__ == "__main__":
+    main()
