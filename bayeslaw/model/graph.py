@@ -264,6 +264,7 @@ class LossModel:
         theta: dict[str, Any] = {}
         scalars: dict[str, Any] = {}
         split = spec.sampler.sum_split
+        block = self._correlated(pm, pt)
         for p in law.params:
             if p.name in spec.fixed:
                 theta[p.name] = scalars[p.name] = pt.as_tensor(spec.fixed[p.name])
@@ -276,7 +277,8 @@ class LossModel:
             if not effects:
                 theta[p.name] = scalars[p.name]
                 continue
-            deviations = [self._deviations(pm, pt, e.name, e.scale, e.group)[codes[e.group]]
+            deviations = [(block[e.name] if e.name in block else
+                           self._deviations(pm, pt, e.name, e.scale, e.group))[codes[e.group]]
                           for e in effects]
             per_run = link_value(pt, scalars[p.name], p.link, deviations)
             theta[p.name] = pm.Deterministic(f"{p.name}_run", per_run, dims="run")[:, None]
@@ -289,6 +291,34 @@ class LossModel:
         sd = scale.create(f"{name}_sd") if not isinstance(scale, float) else pt.as_tensor(scale)
         return _group_deviations(pm, pt, name, f"{name}_z", sd, level_dim(group),
                                  self.plan.mask(name))
+
+    def _correlated(self, pm: Any, pt: Any) -> dict[str, Any]:
+        """The level deviations of a ``[correlation]`` block, by effect name (``{}``: none).
+
+        Jointly normal per level with sds ``s`` (each effect's own, ``<e>_sd``) and correlation
+        ``R ~ LKJ(eta)`` (``<group>_corr``): centered ``MvNormal(0, diag(s) L)`` when every
+        effect of the block is centered at every level, else ``z @ (diag(s) L)^T``; each
+        effect's column is the Deterministic ``<e>`` the posterior reads.
+        """
+        corr = self.spec.correlation
+        if corr is None:
+            return {}
+        effects = [next(e for e in self.spec.effects if e.param == p and e.group == corr.group)
+                   for p in corr.params]
+        dim, k = level_dim(corr.group), len(effects)
+        sds = pt.stack([e.scale.create(f"{e.name}_sd") for e in effects])
+        matrix = pm.Deterministic(corr.name, pm.LKJCorr(f"{corr.name}_packed", n=k,
+                                                        eta=corr.eta, return_matrix=True))
+        chol = sds[:, None] * pt.linalg.cholesky(matrix)
+        n_levels = len(self.plan.mask(effects[0].name))
+        if all(self.plan.mask(e.name).all() for e in effects):
+            joint = pm.MvNormal(f"{corr.name}_levels", mu=pt.zeros(k), chol=chol,
+                                shape=(n_levels, k))
+        else:
+            z = pm.Normal(f"{corr.name}_z", 0.0, 1.0, shape=(n_levels, k))
+            joint = z @ chol.T
+        return {e.name: pm.Deterministic(e.name, joint[:, j], dims=dim)
+                for j, e in enumerate(effects)}
 
     def _noise(self, pm: Any, pt: Any, codes: dict[str, np.ndarray]) -> Any:
         """The noise scale: a scalar, or one per run (``sigma_run``) with ``sigma_by``."""

@@ -74,28 +74,58 @@ def rows_runs(post: Posterior, table: pd.DataFrame) -> np.ndarray:
 
 
 def by_label(labels: Iterable[Any], eff: np.ndarray, values: np.ndarray, sd: np.ndarray,
-             rng: np.random.Generator) -> np.ndarray:
+             rng: np.random.Generator, fresh: np.ndarray | None = None) -> np.ndarray:
     """Draws ``(S, n)`` of each row's level, looked up by label.
 
     Column ``labels.index(v)`` of ``eff`` for a row of level ``v``, or ``sd * z`` (one fresh
     ``z`` per new level and draw, in the order the new levels first appear) for a level not
-    in ``labels``.
+    in ``labels``; ``fresh`` ``(S, n_new)`` gives those ``z`` (correlated with another
+    effect's: :func:`correlated_fresh`) instead of drawing them here.
     """
     lookup = {level: i for i, level in enumerate(labels)}
     codes, uniques = pd.factorize(pd.Series(values, dtype=object), sort=False,
                                    use_na_sentinel=False)
     columns = np.empty((eff.shape[0], len(uniques)))
+    n_new = 0
     for j, level in enumerate(uniques):
-        columns[:, j] = (eff[:, lookup[level]] if level in lookup
-                         else sd * rng.standard_normal(eff.shape[0]))
+        if level in lookup:
+            columns[:, j] = eff[:, lookup[level]]
+            continue
+        z = rng.standard_normal(eff.shape[0]) if fresh is None else fresh[:, n_new]
+        columns[:, j] = sd * z
+        n_new += 1
     return columns[:, codes]
 
 
+def correlated_fresh(post: Posterior, table: pd.DataFrame, rng: np.random.Generator
+                     ) -> dict[str, np.ndarray]:
+    """Standard draws ``(S, n_new)`` of the new levels of a ``[correlation]`` block, by effect.
+
+    Per posterior draw ``s``, a new level's standardized deviations are ``L_s z`` with ``L_s``
+    the Cholesky factor of that draw's correlation matrix ``R_s`` (``<group>_corr``): the
+    population's correlation carried into a new curve.  Empty without a block or new levels.
+    """
+    corr = post.spec.correlation
+    if corr is None:
+        return {}
+    names = [f"{p}_by_{corr.group}" for p in corr.params]
+    fitted = set(np.asarray(post.idata.posterior[names[0]][level_dim(corr.group)].values)
+                 .tolist())
+    values = group_values(post, table, corr.group)
+    new = [v for v in pd.unique(pd.Series(values, dtype=object)) if v not in fitted]
+    if not new:
+        return {}
+    chol = np.linalg.cholesky(post.draws(corr.name))
+    z = rng.standard_normal((chol.shape[0], len(new), len(names)))
+    joint = np.einsum("sij,snj->sni", chol, z)
+    return {name: joint[:, :, j] for j, name in enumerate(names)}
+
+
 def level_draws(post: Posterior, name: str, group: str, values: np.ndarray, sd: np.ndarray,
-                rng: np.random.Generator) -> np.ndarray:
+                rng: np.random.Generator, fresh: np.ndarray | None = None) -> np.ndarray:
     """Effect draws ``(S, n)`` for row levels ``values``; new levels from the population."""
     fitted = np.asarray(post.idata.posterior[name][level_dim(group)].values)
-    return by_label(fitted.tolist(), post.draws(name), values, sd, rng)
+    return by_label(fitted.tolist(), post.draws(name), values, sd, rng, fresh)
 
 
 def group_values(post: Posterior, table: pd.DataFrame, group: str) -> np.ndarray:
@@ -121,6 +151,7 @@ def parameter_draws(post: Posterior, table: pd.DataFrame, rng: np.random.Generat
     """
     spec, law = post.spec, post.spec.law_obj
     known = rows_runs(post, table) if groups is None else np.full(len(table), -1)
+    fresh = correlated_fresh(post, table, rng) if groups is None else {}
     theta: dict[str, Any] = {}
     for p in law.params:
         if p.name in spec.fixed:
@@ -137,7 +168,8 @@ def parameter_draws(post: Posterior, table: pd.DataFrame, rng: np.random.Generat
             sd = (post.draws(f"{e.name}_sd") if not isinstance(e.scale, float)
                   else np.full(len(pop), e.scale))
             deviations.append(level_draws(post, e.name, e.group,
-                                          group_values(post, table, e.group), sd, rng))
+                                          group_values(post, table, e.group), sd, rng,
+                                          fresh.get(e.name)))
         value = np.array(link_value(np, pop, p.link, deviations), dtype=float)
         if (known >= 0).any():
             value[:, known >= 0] = post.draws(f"{p.name}_run")[:, known[known >= 0]]

@@ -45,7 +45,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
     """The user spec over the law's default: the user's keys win, table by table.
 
-    ``effects`` is replaced whole.  A parameter the user gives a prior is no longer fixed by
+    ``effects`` is replaced whole, and with it the default's ``[correlation]`` (defined on the
+    default's effects) unless the user gives one.  A parameter the user gives a prior is no
+    longer fixed by
     the default, and one the user fixes loses the default's prior, the default's group
     effects on it and its place in the default's ``sampler.sum_split`` (the user wrote none
     of them).  A section of the wrong type is passed on as given, for the parser to name.
@@ -63,10 +65,19 @@ def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
     for name in user_fixed:  # a value fixed by the user overrides the default's prior
         if name not in user_priors and isinstance(out.get("priors"), dict):
             out["priors"].pop(name, None)
+    if "effects" in user and "correlation" not in user:
+        out.pop("correlation", None)
     freed = set(user_fixed) - set(user_priors)
     if freed and "effects" not in user and isinstance(out.get("effects"), list):
         out["effects"] = [e for e in out["effects"]
                           if not (isinstance(e, Mapping) and e.get("param") in freed)]
+        corr = out.get("correlation")
+        if isinstance(corr, dict) and isinstance(corr.get("params"), list):
+            kept = [n for n in corr["params"] if n not in freed]
+            if len(kept) > 1:
+                corr["params"] = kept
+            else:
+                out.pop("correlation")
     split = out.get("sampler", {}).get("sum_split") if isinstance(out.get("sampler"), dict) \
         else None
     if freed and isinstance(split, list) and "sum_split" not in _section(user, "sampler"):

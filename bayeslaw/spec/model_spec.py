@@ -22,6 +22,7 @@ from ..laws.registry import Law, get_law
 from .parts import (
     LIKELIHOODS,
     POOLINGS,
+    Correlation,
     Effect,
     Likelihood,
     Prior,
@@ -53,6 +54,7 @@ class ModelSpec:
     likelihood: Likelihood
     sampler: SamplerSettings = field(default_factory=SamplerSettings)
     description: str = ""
+    correlation: Correlation | None = None
 
     @property
     def law_obj(self) -> Law:
@@ -75,6 +77,7 @@ class ModelSpec:
             "effects": [e.to_dict() for e in self.effects],
             "likelihood": self.likelihood.to_dict(),
             "sampler": self.sampler.to_dict(),
+            **({"correlation": self.correlation.to_dict()} if self.correlation else {}),
         }
 
     def to_json(self) -> str:
@@ -90,6 +93,10 @@ class ModelSpec:
         """A copy with other group effects (e.g. complete pooling: ``()``)."""
         d = self.to_dict()
         d["effects"] = [e.to_dict() for e in effects]
+        kept = {(e.param, e.group) for e in effects}
+        if self.correlation and not all((p, self.correlation.group) in kept
+                                        for p in self.correlation.params):
+            d.pop("correlation")  # its effects are gone (complete or changed pooling)
         return parse_spec(d)
 
     def with_pooling(self, kind: str) -> ModelSpec:
@@ -148,15 +155,17 @@ def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
         raise SpecError(f"the spec's law must be a law's name (text), got {plain(d['law'])}")
     law = get_law(d.get("law", "looped_total"))
     fixed, priors = _parse_params(law, d)
+    effects = _parse_effects(law, d.get("effects", []), fixed)
     return ModelSpec(
         law=law.name,
         reference=_parse_reference(law, d.get("reference", {})),
         fixed=fixed,
         priors=priors,
-        effects=_parse_effects(law, d.get("effects", []), fixed),
+        effects=effects,
         likelihood=_parse_likelihood(law, d.get("likelihood", {})),
         sampler=_parse_sampler(d.get("sampler", {}), priors),
         description=str(d.get("description", "")),
+        correlation=_parse_correlation(d.get("correlation"), effects),
     )
 
 
@@ -251,6 +260,29 @@ def _parse_effect(law: Law, i: int, e: Any, fixed: Mapping[str, float]) -> Effec
         scale = parse_prior(raw, f"effects[{i}].scale")
     return Effect(e["param"], str(e["group"]), pooling, scale,
                   parse_centered(e.get("centered", "auto"), f"effects[{i}].centered"))
+
+
+def _parse_correlation(table: Any, effects: tuple[Effect, ...]) -> Correlation | None:
+    """``[correlation]``: ``group``, ``params`` (two or more, each with a partially pooled
+    effect by that group) and ``eta`` (the LKJ prior's shape, positive)."""
+    if table is None:
+        return None
+    check_keys(table, keys_of(Correlation), "[correlation]")
+    group, params = table.get("group"), table.get("params")
+    if not isinstance(group, str):
+        raise SpecError(f"correlation.group must be a column name (text), got {plain(group)}")
+    if (not isinstance(params, list | tuple) or len(params) < 2
+            or not all(isinstance(p, str) for p in params) or len(set(params)) != len(params)):
+        raise SpecError("correlation.params must list two or more distinct parameter names, "
+                        f"got {plain(params)}")
+    pooled = {e.param for e in effects if e.group == group and e.pooling == "partial"}
+    missing = [p for p in params if p not in pooled]
+    if missing:
+        raise SpecError(f"correlation.params {missing} have no partially pooled effect by "
+                        f"{group!r}: add an [[effects]] entry (param, group = {group!r}) for each")
+    eta = number(table.get("eta", 2.0), "correlation.eta must be a positive number",
+                 positive=True)
+    return Correlation(group, tuple(params), eta)
 
 
 def _optional_prior(lk: Mapping[str, Any], key: str) -> Prior | None:

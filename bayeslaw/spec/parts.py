@@ -151,6 +151,31 @@ class Effect:
 
 
 @dataclass(frozen=True)
+class Correlation:
+    """Correlated group effects: the effects of ``params`` by ``group`` share one level draw.
+
+    The level deviations of those effects (each with its own learned sd) are jointly normal
+    with correlation matrix ``R ~ LKJ(eta)``: a curve's asymptote and slope inform each other.
+    ``eta = 1`` is uniform over correlation matrices; larger values favour weak correlation.
+    Every named parameter needs a partially pooled effect by ``group`` in ``[[effects]]``; the
+    block is centered when all of them are, non-centered otherwise.
+    """
+
+    group: str
+    params: tuple[str, ...]
+    eta: float = 2.0
+
+    @property
+    def name(self) -> str:
+        """Stem of the block's variable names (``run_corr``: the correlation matrix)."""
+        return f"{self.group}_corr"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form."""
+        return {"group": self.group, "params": list(self.params), "eta": self.eta}
+
+
+@dataclass(frozen=True)
 class Likelihood:
     """Observation model: family, noise scale, per-run spread, decay with D, AR(1), dof.
 
