@@ -263,8 +263,11 @@ def _parse_effect(law: Law, i: int, e: Any, fixed: Mapping[str, float]) -> Effec
 
 
 def _parse_correlation(table: Any, effects: tuple[Effect, ...]) -> Correlation | None:
-    """``[correlation]``: ``group``, ``params`` (two or more, each with a partially pooled
-    effect by that group) and ``eta`` (the LKJ prior's shape, positive)."""
+    """``[correlation]``: its group, parameters and LKJ shape.
+
+    ``params`` are two or more, each with a partially pooled effect by ``group``; ``eta`` (the
+    LKJ prior's shape) is positive.
+    """
     if table is None:
         return None
     check_keys(table, keys_of(Correlation), "[correlation]")
