@@ -239,10 +239,21 @@ def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
     return rows, facts
 
 
+def alone_spec(spec: object) -> object:
+    """The spec for one curve fitted by itself: no effects by curve (a population of one
+    curve has no spread to learn) and one noise scale."""
+    d = bl.load_spec(spec).with_pooling("complete").to_dict()
+    d["likelihood"]["sigma_by"] = "none"
+    d["likelihood"].pop("sigma_spread", None)
+    return bl.ModelSpec.from_dict(d)
+
+
 def score_dataset(frame: pd.DataFrame, spec: object, args: argparse.Namespace) -> Scored:
     """Every curve of a data set scored: one fit (pooled) or one per curve (alone)."""
     units = ([frame] if args.mode == "pooled"
              else [rows for _, rows in frame.groupby("run", sort=True)])
+    if args.mode == "alone":
+        spec = alone_spec(spec)
     curves, fits = [], []
     for unit in units:
         rows, facts = score_unit(unit, spec, args)
