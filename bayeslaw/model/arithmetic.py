@@ -205,3 +205,36 @@ def curve_random(family: str, process: str = "") -> Any:
         return np.broadcast_to(loc, shape) + np.broadcast_to(scale, shape) * noise
 
     return random
+
+
+def vine_shapes(k: int, eta: float) -> list[tuple[int, int, float]]:
+    """The partial correlations of a ``k x k`` correlation matrix under ``LKJ(eta)``.
+
+    ``(level, row, b)`` for each: the partial correlation of ``row`` with ``level`` given the
+    levels before it (a C-vine), distributed as ``2 Beta(b, b) - 1`` with
+    ``b = eta + (k - 2 - level) / 2``, all independent (Lewandowski, Kurowicka and Joe 2009,
+    the vine method): the density of the matrix they build is then ``det(R)^(eta - 1)``.
+    """
+    return [(level, row, eta + (k - 2 - level) / 2.0)
+            for level in range(k - 1) for row in range(level + 1, k)]
+
+
+def correlation_cholesky(xp: Any, partials: dict[tuple[int, int], Any], k: int) -> Any:
+    """The lower Cholesky factor of the correlation matrix of C-vine partial correlations.
+
+    Row ``i``: ``L[i, 0] = z[0, i]``, ``L[i, j] = z[j, i] sqrt(1 - sum_{l<j} L[i, l]^2)`` and
+    ``L[i, i] = sqrt(1 - sum_{l<i} L[i, l]^2)`` (Stan's canonical partial correlations), each
+    ``z`` in (-1, 1), keyed ``(level, row)`` as :func:`vine_shapes` lists them; unit rows.
+    """
+    rows = []
+    zero = 0.0 * partials[(0, 1)] if k > 1 else 0.0
+    for i in range(k):
+        entries, used = [], 0.0
+        for j in range(i):
+            value = partials[(j, i)] * xp.sqrt(1.0 - used) if j else partials[(0, i)]
+            entries.append(value)
+            used = used + value ** 2
+        entries.append(xp.sqrt(1.0 - used) if i else 1.0 + zero)
+        entries += [zero] * (k - 1 - i)
+        rows.append(xp.stack(entries, axis=-1))
+    return xp.stack(rows, axis=-2)

@@ -39,10 +39,12 @@ from ..data.table import LossData
 from ..errors import SpecError
 from .arithmetic import (
     conditional_terms,
+    correlation_cholesky,
     curve_random,
     density_terms,
     link_value,
     noise_scale,
+    vine_shapes,
     walk_variance,
 )
 from .plan import Plan, groups_of, level_dim
@@ -307,9 +309,14 @@ class LossModel:
                    for p in corr.params]
         dim, k = level_dim(corr.group), len(effects)
         sds = pt.stack([e.scale.create(f"{e.name}_sd") for e in effects])
-        matrix = pm.Deterministic(corr.name, pm.LKJCorr(f"{corr.name}_packed", n=k,
-                                                        eta=corr.eta, return_matrix=True))
-        chol = sds[:, None] * pt.linalg.cholesky(matrix)
+        # LKJ through its vine: independent partial correlations 2 Beta(b, b) - 1 (pm.LKJCorr's
+        # density checks positive definiteness in an op numba runs in object mode, and
+        # LKJCholeskyCov's norms did not mix)
+        partials = {(level, row): 2.0 * pm.Beta(f"{corr.name}_w{level}{row}", b, b) - 1.0
+                    for level, row, b in vine_shapes(k, corr.eta)}
+        unit = correlation_cholesky(pt, partials, k)
+        pm.Deterministic(corr.name, unit @ unit.T)
+        chol = sds[:, None] * unit
         n_levels = len(self.plan.mask(effects[0].name))
         if all(self.plan.mask(e.name).all() for e in effects):
             joint = pm.MvNormal(f"{corr.name}_levels", mu=pt.zeros(k), chol=chol,
