@@ -35,6 +35,15 @@ def link_value(xp: Any, population: Any, link: str, deviations: Any = ()) -> Any
     return population + total
 
 
+def link_of(xp: Any, value: Any, link: str) -> Any:
+    """A parameter's value on its link scale: ``log``, ``logit`` or ``identity``."""
+    if link == "log":
+        return xp.log(value)
+    if link == "logit":
+        return xp.log(value) - xp.log1p(-value)
+    return value
+
+
 def noise_scale(xp: Any, sigma: Any, *, log_d: Any = None, decay: Any = None,
                 mu: Any = None) -> Any:
     """The marginal noise scale of a point.

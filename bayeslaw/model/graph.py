@@ -42,6 +42,7 @@ from .arithmetic import (
     correlation_cholesky,
     curve_random,
     density_terms,
+    link_of,
     link_value,
     noise_scale,
     vine_shapes,
@@ -266,12 +267,16 @@ class LossModel:
         theta: dict[str, Any] = {}
         scalars: dict[str, Any] = {}
         split = spec.sampler.sum_split
-        block = self._correlated(pm, pt)
+        block: dict[str, Any] = {}
+        if spec.correlation is not None:  # the block's population values first: its levels'
+            for name in spec.correlation.params:  # centre
+                scalars[name] = spec.priors[name].create(name)
+            block = self._correlated(pm, pt, scalars)
         for p in law.params:
             if p.name in spec.fixed:
                 theta[p.name] = scalars[p.name] = pt.as_tensor(spec.fixed[p.name])
                 continue
-            if p.name not in split:
+            if p.name not in split and p.name not in scalars:
                 scalars[p.name] = spec.priors[p.name].create(p.name)
             elif p.name not in scalars:  # all of sum_split's parameters at once
                 scalars.update(sum_split_vector(pm, spec, split))
@@ -294,13 +299,15 @@ class LossModel:
         return _group_deviations(pm, pt, name, f"{name}_z", sd, level_dim(group),
                                  self.plan.mask(name))
 
-    def _correlated(self, pm: Any, pt: Any) -> dict[str, Any]:
-        """The level deviations of a ``[correlation]`` block, by effect name (``{}``: none).
+    def _correlated(self, pm: Any, pt: Any, scalars: dict[str, Any]) -> dict[str, Any]:
+        """The level deviations of a ``[correlation]`` block, by effect name.
 
         Jointly normal per level with sds ``s`` (each effect's own, ``<e>_sd``) and correlation
-        ``R ~ LKJ(eta)`` (``<group>_corr``): centered ``MvNormal(0, diag(s) L)`` when every
-        effect of the block is centered at every level, else ``z @ (diag(s) L)^T``; each
-        effect's column is the Deterministic ``<e>`` the posterior reads.
+        ``R ~ LKJ(eta)`` (``<group>_corr``). Centered when every effect of the block is centered
+        at every level: the levels' values on the link scale are sampled,
+        ``MvNormal(link(population), diag(s) L)`` (no ridge between the population value and
+        the levels' mean when each level is pinned by its data); else ``z @ (diag(s) L)^T``.
+        Each effect's deviation is the Deterministic ``<e>`` the posterior reads.
         """
         corr = self.spec.correlation
         if corr is None:
@@ -319,8 +326,11 @@ class LossModel:
         chol = sds[:, None] * unit
         n_levels = len(self.plan.mask(effects[0].name))
         if all(self.plan.mask(e.name).all() for e in effects):
-            joint = pm.MvNormal(f"{corr.name}_levels", mu=pt.zeros(k), chol=chol,
-                                shape=(n_levels, k))
+            law = self.spec.law_obj
+            centre = pt.stack([link_of(pt, scalars[p], law.param(p).link) for p in corr.params])
+            levels = pm.MvNormal(f"{corr.name}_levels", mu=centre, chol=chol,
+                                 shape=(n_levels, k))
+            joint = levels - centre
         else:
             z = pm.Normal(f"{corr.name}_z", 0.0, 1.0, shape=(n_levels, k))
             joint = z @ chol.T

@@ -156,6 +156,12 @@ def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
     law = get_law(d.get("law", "looped_total"))
     fixed, priors = _parse_params(law, d)
     effects = _parse_effects(law, d.get("effects", []), fixed)
+    sampler = _parse_sampler(d.get("sampler", {}), priors)
+    correlation = _parse_correlation(d.get("correlation"), effects)
+    if correlation and set(correlation.params) & set(sampler.sum_split):
+        raise SpecError(f"correlation.params and sampler.sum_split share "
+                        f"{sorted(set(correlation.params) & set(sampler.sum_split))}: a "
+                        "parameter is sampled one way; drop it from one of them")
     return ModelSpec(
         law=law.name,
         reference=_parse_reference(law, d.get("reference", {})),
@@ -163,9 +169,9 @@ def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
         priors=priors,
         effects=effects,
         likelihood=_parse_likelihood(law, d.get("likelihood", {})),
-        sampler=_parse_sampler(d.get("sampler", {}), priors),
+        sampler=sampler,
         description=str(d.get("description", "")),
-        correlation=_parse_correlation(d.get("correlation"), effects),
+        correlation=correlation,
     )
 
 
