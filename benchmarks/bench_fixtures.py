@@ -41,7 +41,7 @@ def _small_fit(seed):
 
 
 def _half_split(seed):
-    from tests.test_forecast_calibration import fit_first_half
+    from tests.posterior.test_forecast_calibration import fit_first_half
 
     return fit_first_half(seed)[0]
 
@@ -49,7 +49,7 @@ def _half_split(seed):
 def _four_depths(seed):
     from bayeslaw.inference.sampling import fit
     from bayeslaw.posterior.diagnostics import Thresholds
-    from tests.test_compare import four_depths_data, simple_spec
+    from tests.evaluation.test_compare import four_depths_data, simple_spec
 
     return fit(four_depths_data(), simple_spec("looped_total"),
                thresholds=Thresholds(min_ess=200), seed=seed, draws=3000, tune=1000, chains=4)
@@ -57,7 +57,7 @@ def _four_depths(seed):
 
 def _matched(seed):
     from bayeslaw.inference.sampling import fit
-    from tests.test_checks import MATCHED, matched_data
+    from tests.evaluation.test_checks import MATCHED, matched_data
 
     return fit(matched_data(), MATCHED, seed=seed, draws=4000, tune=1000, chains=4)
 
@@ -86,7 +86,7 @@ class _Row:
 def _schedule_full(seed):
     import bayeslaw as bl
     from bayeslaw.simulate import schedule_sweep
-    from tests.test_schedule_fit import SEED, SWEEP, schedule_spec
+    from tests.inference.test_schedule_fit import SEED, SWEEP, schedule_spec
 
     frame, _ = schedule_sweep(seed=SEED, **SWEEP)
     return bl.fit(bl.load(frame), schedule_spec(), seed=seed, progress=False)
@@ -95,7 +95,7 @@ def _schedule_full(seed):
 def _schedule_prefix(seed):
     import bayeslaw as bl
     from bayeslaw.simulate import schedule_sweep
-    from tests.test_schedule_fit import PREFIX_SAMPLER, SEED, SWEEP, schedule_spec
+    from tests.inference.test_schedule_fit import PREFIX_SAMPLER, SEED, SWEEP, schedule_spec
 
     frame, _ = schedule_sweep(seed=SEED, **SWEEP)
     result = bl.backtest(bl.load(frame), schedule_spec(**PREFIX_SAMPLER), "prefix:0.5", seed=seed,
