@@ -32,8 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Legend text of the grid and backtest figures: the Ouro paper's "Real" (observed) and
 #: "Pred" (posterior prediction).
 REAL, PRED_MEDIAN = "Real", "Pred (median)"
-#: Room for a figure's title above its panels, inches.
-TITLE_HEIGHT = 0.3
+#: Distance of a figure's title from its top edge, inches.
+TITLE_OFFSET = 0.05
 #: Height of one level in a panel of the forest plot of group effects, inches.
 LEVEL_HEIGHT = 0.16
 #: Most levels the residual plot's legend names (one colour each).
@@ -116,13 +116,13 @@ def finish_panels(fig: Any, title: str, handles: Iterable[Any], labels: Collecti
     """Title a figure of panels, lay them out above ``bottom`` and put one legend below.
 
     ``bottom`` is the share of the figure's height left for the legend, in one row of
-    ``labels`` (``legend_options`` go to ``fig.legend``).  The title keeps
-    :data:`TITLE_HEIGHT` inches at the top, clear of the panels' own titles in a figure of
-    any height (matplotlib's default place for it is a share of the height).
+    ``labels`` (``legend_options`` go to ``fig.legend``).  The title sits
+    :data:`TITLE_OFFSET` inches below the top edge, where ``tight_layout`` leaves room for it
+    (matplotlib's default place is a share of the height: in a figure of many rows of panels
+    it fell on the first row's titles).
     """
-    height = fig.get_figheight()
-    fig.suptitle(title, fontsize=10, y=1 - 0.06 / height, va="top")
-    fig.tight_layout(rect=(0, bottom, 1, 1 - TITLE_HEIGHT / height))
+    fig.suptitle(title, fontsize=10, y=1 - TITLE_OFFSET / fig.get_figheight(), va="top")
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False,
                fontsize=8, **legend_options)
 
