@@ -3,7 +3,8 @@
 :func:`fit_sections` gives, in order: the data, the priors and hierarchy, the sampling
 diagnostics, the coefficients, the fitted curves (the grid figure and its plateau zoom),
 the residuals, the group effects and the derived quantities (forecasts at the largest
-model, its compute-optimal allocation, its best depth).  :mod:`bayeslaw.report.build` assembles
+model, its compute-optimal allocation, its best depth; for a table of curves without N, each
+curve's forecast).  :mod:`bayeslaw.report.build` assembles
 them into a document with :mod:`bayeslaw.report.document`.
 """
 
