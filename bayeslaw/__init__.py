@@ -59,7 +59,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "ModelSpec": ("spec.model_spec", "ModelSpec"),
     "ParetoKWarning": ("errors", "ParetoKWarning"),
     "parse_split": ("evaluation.splits", "parse_split"),
-    "plateau_ylim": ("plots.sweep", "plateau_ylim"),
+    "plateau_ylim": ("plots.panels", "plateau_ylim"),
     "plot_backtest": ("plots.figures", "plot_backtest"),
     "plot_final_losses": ("plots.figures", "plot_final_losses"),
     "plot_grid": ("plots.sweep", "plot_grid"),
@@ -129,7 +129,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
     from .inference.sampling import fit, fit_many, sample_prior_predictive
     from .laws.registry import LAWS, get_law
     from .plots.figures import plot_backtest, plot_final_losses, plot_group_effects, plot_residuals
-    from .plots.sweep import plateau_ylim, plot_grid
+    from .plots.panels import plateau_ylim
+    from .plots.sweep import plot_grid
     from .posterior.derived import Derived, best_T_m, best_T_m_at_budget, compute_optimal, loss_at
     from .posterior.diagnostics import Diagnostics, Thresholds
     from .posterior.likelihood import predictive_log_density as log_density

@@ -89,10 +89,10 @@ def cli_env(cache_dir: Path) -> dict[str, str]:
             "MPLCONFIGDIR": matplotlib.get_cachedir()}
 
 
-def prior_fit(spec, data, seed: int, draws: int = 10):
+def prior_fit(spec, data, seed: int, draws: int = 10, provenance: dict | None = None):
     """A ``Fit`` whose posterior is ``draws`` prior draws of ``spec`` (no sampling): for
     checks of the numpy side (likelihood, prediction, reports) that need posterior-shaped
-    draws, not a posterior."""
+    draws, not a posterior.  A report's diagnostics name the ``provenance``'s seed."""
     import arviz as az
     import pymc as pm
 
@@ -102,4 +102,25 @@ def prior_fit(spec, data, seed: int, draws: int = 10):
     with get_model(spec, data).model:
         prior = pm.sample_prior_predictive(draws=draws, random_seed=seed)
     return Fit.from_draws(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=data,
-               provenance={})
+                          provenance=provenance or {})
+
+
+def curve_table(n_curves: int, points: int = 12, seed: int = 0,
+                d_max: tuple[float, ...] = (3e9,)) -> pd.DataFrame:
+    """A table of curves without N (``run``, ``D``, ``loss``): saturating power laws whose
+    level, asymptote and exponent vary by curve, each logged from 1e8 tokens to its own
+    largest D (``d_max``, in turn), with noise of 0.01 nats; runs ``c0``, ``c1``, ... (``c00``
+    past 10 curves)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    width = len(str(n_curves - 1))
+    rows = []
+    for r in range(n_curves):
+        D = np.geomspace(1e8, d_max[r % len(d_max)], points)
+        loss = (2.0 * np.exp(0.2 * rng.standard_normal())
+                + 0.8 * np.exp(0.2 * rng.standard_normal()) * (D / 1e9) ** -0.35
+                + 0.01 * rng.standard_normal(points))
+        rows += [{"run": f"c{r:0{width}d}", "D": d, "loss": v}
+                 for d, v in zip(D, loss, strict=True)]
+    return pd.DataFrame(rows)

@@ -43,6 +43,7 @@ from ..data.table import LossData
 from ..errors import ArgumentError, DataError, UnidentifiedSplitWarning
 from ..spec.model_spec import ModelSpec
 from . import metrics
+from .baseline import left_out
 from .scoring import baseline_scores, diagnostic_columns, score, table_notes, with_epistemic_bounds
 from .splits import Split, inner_split, parse_split, short_of_levels
 
@@ -190,7 +191,9 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
     ``fit_kwargs`` go to :func:`bayeslaw.inference.sampling.fit` (draws, tune, chains, thresholds,
     ...). In-sample points are never scored; held-out points never reach either fit.  Both methods
     are scored on both kinds of band (:mod:`bayeslaw.evaluation.scoring`); the baseline's rows say
-    whether its optimizer reported convergence (``converged``, ``boot_unconverged``).  With
+    whether its optimizer reported convergence (``converged``, ``boot_unconverged``); a law the
+    baseline cannot stand beside (a population of curves:
+    :func:`~bayeslaw.evaluation.baseline.left_out`) gets none, and a note says why.  With
     ``recalibrate`` (``True`` for the same split, or an inner split string such as
     ``"prefix:0.5"``), each fold also scores bayeslaw's forecast recalibrated from an inner
     backtest on its training part (method ``"bayeslaw, recalibrated"``: one more fit per
@@ -207,6 +210,8 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
     from ..inference import fleet
 
     parts, trains = _training_parts(data, split, seed)
+    skipped = left_out(spec) if baseline else None  # a law the baseline cannot stand beside
+    baseline = baseline and skipped is None
     inner = split if recalibrate is True else recalibrate or None
     if inner:  # an inner split that cannot be made is refused before any fit
         for train in trains:
@@ -225,6 +230,7 @@ def backtest(data: LossData, spec: ModelSpec, split: str, *, seed: int = C.DEFAU
     table = pd.DataFrame(rows)
     failed = fleet.failures(outcomes)
     notes = table_notes(table) + [f"fold {k!r} failed: {v}" for k, v in failed.items()]
+    notes += [skipped] if skipped else []
     return BacktestResult(table, forecasts, notes, failed)
 
 

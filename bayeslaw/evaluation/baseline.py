@@ -37,6 +37,7 @@ from scipy import optimize
 from .. import constants as C
 from ..data.table import LossData
 from ..errors import BaselineConvergenceWarning, BayeslawError
+from ..laws.registry import CURVE_LAW
 from ..spec.model_spec import ModelSpec
 
 #: Starting values per parameter (centered scale); the grid is their product.
@@ -206,6 +207,22 @@ def huber_objective(spec: ModelSpec, data: LossData, params: dict[str, float], *
     x = np.log(np.array([params[n] for n in names], float))
     with np.errstate(all="ignore"):
         return float(np.sum(huber(_residuals(spec, data.frame, names)(x), delta)))
+
+
+def left_out(spec: ModelSpec) -> str | None:
+    """Why a backtest of ``spec`` has no baseline rows (a note for its table), or None.
+
+    The baseline fits one set of coefficients to every run.  A population of curves
+    (:data:`~bayeslaw.laws.registry.CURVE_LAW`) has none: each curve has its own ``m``, ``f``
+    and ``beta``, and one curve through all of them is not the fit a user would run (that
+    would be a point fit of each curve on its own, which this module does not make).
+    """
+    if spec.law != CURVE_LAW:
+        return None
+    return (f"no baseline rows: the least-squares baseline fits one set of coefficients to "
+            f"every run, and law {spec.law!r} gives each curve its own (m, f and beta by "
+            "curve); one curve through all of them is not a baseline worth scoring, so it is "
+            "left out for this law")
 
 
 def _minimize(f: Callable[[np.ndarray], float], x0: np.ndarray, maxiter: int

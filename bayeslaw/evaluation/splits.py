@@ -65,6 +65,10 @@ def parse_split(data: LossData, split: str, *, seed: int = 0) -> list[Split]:
         limit = frac * frame.groupby(C.RUN)[C.D].transform("max")
         train = (frame[C.D] <= limit).to_numpy()
         return [Split(split, train, ~train)]
+    if kind == "largest-N" and C.N not in frame.columns:
+        raise ArgumentError(f"{split!r} holds out the largest model sizes, and this table has "
+                            "no N column (curves without model sizes): use prefix:F, kfold:K "
+                            "or level:run=NAME")
     if kind == "largest-N" and not arg:
         test = (frame[C.N] == frame[C.N].max()).to_numpy()
         return [Split(split, ~test, test)]

@@ -32,6 +32,12 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Legend text of the grid and backtest figures: the Ouro paper's "Real" (observed) and
 #: "Pred" (posterior prediction).
 REAL, PRED_MEDIAN = "Real", "Pred (median)"
+#: Distance of a figure's title from its top edge, inches.
+TITLE_OFFSET = 0.05
+#: Height of one level in a panel of the forest plot of group effects, inches.
+LEVEL_HEIGHT = 0.16
+#: Most levels the residual plot's legend names (one colour each).
+MAX_LEGEND_LEVELS = 12
 
 
 def pred_band_label(prob: float) -> str:
@@ -110,9 +116,12 @@ def finish_panels(fig: Any, title: str, handles: Iterable[Any], labels: Collecti
     """Title a figure of panels, lay them out above ``bottom`` and put one legend below.
 
     ``bottom`` is the share of the figure's height left for the legend, in one row of
-    ``labels`` (``legend_options`` go to ``fig.legend``).
+    ``labels`` (``legend_options`` go to ``fig.legend``).  The title sits
+    :data:`TITLE_OFFSET` inches below the top edge, where ``tight_layout`` leaves room for it
+    (matplotlib's default place is a share of the height: in a figure of many rows of panels
+    it fell on the first row's titles).
     """
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(title, fontsize=10, y=1 - TITLE_OFFSET / fig.get_figheight(), va="top")
     fig.tight_layout(rect=(0, bottom, 1, 1))
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False,
                fontsize=8, **legend_options)
@@ -183,7 +192,9 @@ def plot_residuals(fit: Fit, *, color_by: str | None = None, ax: Any = None,
     ----------
     fit : Fit
     color_by : str, optional
-        Column whose levels get one colour each (default ``T_m`` when present, else ``N``).
+        Column whose levels get one colour each (default ``T_m`` when present, else ``N``,
+        else ``run``: a table of curves without ``N``).  The legend names at most
+        :data:`MAX_LEGEND_LEVELS` levels (more: none).
     ax : matplotlib.axes.Axes, optional
         Draw here instead of a new figure.
     seed : int
@@ -196,14 +207,15 @@ def plot_residuals(fit: Fit, *, color_by: str | None = None, ax: Any = None,
     import matplotlib.pyplot as plt
 
     frame = fit.data.frame
-    color_by = color_by or (C.T_M if C.T_M in frame.columns else C.N)
+    color_by = color_by or next((c for c in (C.T_M, C.N) if c in frame.columns), C.RUN)
     if color_by not in frame.columns:
         raise ArgumentError(f"color_by={color_by!r} is not a column of the fit's data")
     resid = residuals(fit, seed=seed)
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.5))
     x_col = C.D if C.D in frame.columns else C.N  # final losses without D: against N
-    for i, level in enumerate(sorted(pd.unique(frame[color_by]))):
+    levels = sorted(pd.unique(frame[color_by]))
+    for i, level in enumerate(levels):
         sel = (frame[color_by] == level).to_numpy()
         ax.plot(frame.loc[sel, x_col] / 1e9, resid[sel], ".", ms=3 if x_col == C.D else 6,
                 color=f"C{i % 10}",
@@ -216,7 +228,8 @@ def plot_residuals(fit: Fit, *, color_by: str | None = None, ax: Any = None,
     ax.set_xlabel("tokens (billions)" if x_col == C.D else "parameters N (billions)")
     ax.set_ylabel("observed - posterior median")
     ax.grid(alpha=0.3, lw=0.5)
-    ax.legend(fontsize=8, frameon=False, markerscale=2)
+    if len(levels) <= MAX_LEGEND_LEVELS:  # many curves: colours alone, no legend to read
+        ax.legend(fontsize=8, frameon=False, markerscale=2)
     ax.set_title(f"{fit.label}: residuals against "
                  f"{'tokens' if x_col == C.D else 'model size'}", fontsize=10)
     return ax.figure
@@ -302,7 +315,8 @@ def plot_group_effects(fit: Fit, *, prob: float = 0.9, seed: int = 0,
     seed : int
         Seed of the new-level draws behind the shaded band.
     panel_size : (float, float)
-        Width and height of one panel, inches.
+        Width and height of one panel, inches; taller where a group has more levels than
+        the height holds at :data:`LEVEL_HEIGHT` each (effects by run of many curves).
 
     Returns
     -------
@@ -320,7 +334,11 @@ def plot_group_effects(fit: Fit, *, prob: float = 0.9, seed: int = 0,
         raise SpecError("the fit's spec has no group effects (complete pooling)")
     ncol = min(2, len(effects))
     nrow = int(np.ceil(len(effects) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(panel_size[0] * ncol, panel_size[1] * nrow),
+    post = fit.idata.posterior
+    most = max((int(post[e.name].sizes[level_dim(e.group)]) for e in effects if e.name in post),
+               default=0)
+    height = max(panel_size[1], LEVEL_HEIGHT * most + 0.8)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(panel_size[0] * ncol, height * nrow),
                              squeeze=False)
     rng = np.random.default_rng(seed)
     q = [(1 - prob) / 2, 0.5, (1 + prob) / 2]
@@ -340,7 +358,8 @@ def plot_group_effects(fit: Fit, *, prob: float = 0.9, seed: int = 0,
         ax.set_yticks(y, [_level_label(e.group, v) for v in levels], fontsize=8)
         ax.set_ylim(-0.6, len(levels) - 0.4)
         link = fit.spec.law_obj.param(e.param).link
-        ax.set_xlabel(f"effect on {'log ' if link == 'log' else ''}{e.param}", fontsize=8)
+        ax.set_xlabel(f"effect on {link + ' ' if link in ('log', 'logit') else ''}{e.param}",
+                      fontsize=8)
         ax.set_title(f"{e.name} (sd median {np.median(sd):.3g})", fontsize=9)
         ax.grid(alpha=0.3, lw=0.5, axis="x")
     for ax in list(axes.flat)[len(effects):]:

@@ -2,59 +2,41 @@
 
 One panel per (``T_m``, ``N``) cell of the sweep shows the observed curve(s) ("Real") beside
 the posterior median and central bands ("Pred"), by default forecast past the data (to twice
-the largest D, and a column at the sweep's next N) where the bands widen.
-:func:`plateau_ylim` and :func:`zoom_options` give the zoomed grid of the plateau, where the
+the largest D, and a column at the sweep's next N) where the bands widen.  A table of curves
+without ``N`` gets one panel per curve instead (:mod:`bayeslaw.plots.curves`); the layout, the
+drawing of a run, the axes and the legend of both are :mod:`bayeslaw.plots.panels`.
+:func:`grid_zoom` and :func:`zoom_options` give the zoomed grid of the plateau, where the
 bands are visible; :func:`bayeslaw.report.folders.write_grid_figures` writes both to a fit's folder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from .. import constants as C
-from ..data.schedules import TERM_COLUMNS
 from ..data.table import run_label, size_label
 from ..errors import ArgumentError
-from ..posterior.draws import schedules_of
-from ..posterior.prediction import band_tag, predict
-from .figures import PRED_MEDIAN, REAL, finish_panels, legend_handles, log_ticks, pred_band_label
+from ..posterior.prediction import predict
+from .panels import (
+    bands_title,
+    colour_keys,
+    draw_run,
+    finish_axes,
+    finish_legend,
+    grid_layout,
+    mark_end_of_data,
+    panel_points,
+    plateau_ylim,
+    schedule_ends,
+    set_loss_range,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..posterior.result import Fit
-
-#: Band colours, from the widest band to the narrowest.
-_BAND_ALPHA = {0.9: 0.18, 0.5: 0.35}
-#: Most panels in a row of the grid figure: more N levels wrap onto further rows.
-MAX_COLUMNS = 6
-#: Most panels of one N level each; a sweep with more (T_m levels x N levels) draws
-#: neighbouring N levels in one panel, each run coloured by its N.
-MAX_PANELS = 48
-
-
-def grid_layout(t_levels: Sequence[Any], n_levels: Sequence[float]
-                ) -> tuple[list[tuple[int, int, Any, tuple[float, ...]]], int, int]:
-    """Where each panel of the grid figure goes: ``(row, column, T_m, N levels)``, rows, columns.
-
-    Each ``T_m`` level's panels run along rows of at most :data:`MAX_COLUMNS` (wrapping onto
-    further rows), one N level per panel while ``T_m levels x N levels`` stays within
-    :data:`MAX_PANELS`; beyond it, each ``T_m`` level gets a whole number of rows of panels
-    (at least one) over neighbouring N levels, split as evenly as they go.  A sweep of a few
-    sizes keeps its grid of rows ``T_m``, columns ``N``.
-    """
-    n, t = len(n_levels), len(t_levels)
-    groups = n if t * n <= MAX_PANELS else min(
-        n, max(MAX_COLUMNS, MAX_PANELS // t // MAX_COLUMNS * MAX_COLUMNS))
-    columns = max(1, min(groups, MAX_COLUMNS))
-    rows_per_t = -(-groups // columns)
-    split = np.array_split(np.arange(n), groups)
-    panels = [(i * rows_per_t + g // columns, g % columns, level,
-               tuple(float(n_levels[k]) for k in idx))
-              for i, level in enumerate(t_levels) for g, idx in enumerate(split)]
-    return panels, t * rows_per_t, columns
 
 
 def next_N(levels: Sequence[float]) -> float | None:
@@ -69,13 +51,6 @@ def next_N(levels: Sequence[float]) -> float | None:
     if len(n) < 2:
         return None
     return float(n[-1] * np.median(n[1:] / n[:-1]))
-
-
-def schedule_ends(fit: Fit, schedule: Any = None) -> dict[str, float] | None:
-    """Where each run's known learning-rate schedule ends (``None``: a law without one)."""
-    if not any(c in TERM_COLUMNS for c in fit.spec.law_obj.covariates):
-        return None
-    return {run: s.known_to for run, s in schedules_of(fit, schedule).items()}
 
 
 def default_forecast(fit: Fit, schedule: Any = None) -> tuple[float, tuple[float, ...]]:
@@ -96,24 +71,6 @@ def default_forecast(fit: Fit, schedule: Any = None) -> tuple[float, tuple[float
 
 def _tokens_text(d: float) -> str:
     return f"{d / 1e12:.3g}T" if d >= 1e12 else f"{d / 1e9:.3g}B"
-
-
-def _panel_points(runs: pd.DataFrame, frame: pd.DataFrame, extend_to: float | None,
-                  n_grid: int, ends: dict[str, float] | None = None) -> pd.DataFrame:
-    """Dense D grids over each run's own range (up to ``extend_to``, and its ``ends``)."""
-    parts = []
-    for run, row in runs.iterrows():
-        d = frame.loc[frame[C.RUN] == run, C.D]
-        d_min = float(d.min()) if len(d) else float(frame[C.D].min())
-        d_max = max(float(d.max()) if len(d) else float(frame[C.D].max()), extend_to or 0.0)
-        if ends is not None and str(run) in ends:  # not past the run's known schedule
-            d_max = min(d_max, ends[str(run)])
-        part = pd.DataFrame({C.D: np.geomspace(d_min, d_max, n_grid)})
-        for col, value in row.items():
-            part[col] = value
-        part[C.RUN] = run
-        parts.append(part)
-    return pd.concat(parts, ignore_index=True)
 
 
 def _new_N_points(runs: pd.DataFrame, frame: pd.DataFrame, add_N: Sequence[float],
@@ -144,14 +101,23 @@ def _new_N_points(runs: pd.DataFrame, frame: pd.DataFrame, add_N: Sequence[float
 def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "predictive",
               forecast: bool = True, extend_to: float | None = None,
               add_N: Sequence[float] = (), xscale: str = "log",
-              ylim: tuple[float, float] | None = None, n_grid: int = 120,
+              ylim: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
+              n_grid: int = 120,
               panel_size: tuple[float, float] = (3.2, 2.6), seed: int = 0,
               schedule: Any = None) -> Any:
     """Grid of loss curves: rows ``T_m``, columns ``N``, x tokens (billions), y loss.
 
-    At most :data:`MAX_COLUMNS` panels a row: more N levels wrap onto further rows, and past
-    :data:`MAX_PANELS` panels neighbouring N levels share a panel, each run coloured by its N
-    (:func:`grid_layout`), so that a sweep of any number of sizes stays readable.
+    At most :data:`~bayeslaw.plots.panels.MAX_COLUMNS` panels a row: more N levels wrap onto
+    further rows, and past :data:`~bayeslaw.plots.panels.MAX_PANELS` panels neighbouring N
+    levels share a panel, each run coloured by its N
+    (:func:`~bayeslaw.plots.panels.grid_layout`), so that a sweep of any number of sizes stays
+    readable.
+
+    A table of curves without an ``N`` column (``run``, ``D``, ``loss``: the law
+    ``curve_power``) gets one panel per curve instead, titled with its run's name, in the same
+    layout (curves sharing panels past :data:`~bayeslaw.plots.panels.MAX_PANELS` of them), each
+    panel with its own loss range, and by default each curve is forecast to twice its own
+    largest ``D`` (:mod:`bayeslaw.plots.curves`).
 
     Each panel shows the observed curve(s) ("Real"), the posterior median (dashed, "Pred
     (median)") and shaded central credible bands ("Pred 50% / 90% band" by default) of a
@@ -182,7 +148,9 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
         Scale of the token axis (``"linear"``: from zero, as in the Ouro paper's figures).
     ylim : (float, float), optional
         Loss range shown (default: the observed range and the forecast medians); zoom in to
-        see the bands, e.g. ``ylim=(2.4, 3.6)`` for the bundled sweep's plateau.
+        see the bands, e.g. ``ylim=(2.4, 3.6)`` for the bundled sweep's plateau.  A table
+        of curves may take each curve's own range, by run name (:func:`grid_zoom`); its
+        panels' ranges are their own by default.
     n_grid : int
         Points per drawn band.
     panel_size : (float, float)
@@ -201,12 +169,19 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     ------
     ArgumentError
         If ``xscale`` is not ``"log"`` or ``"linear"``, or ``add_N`` is given for a law
-        without an ``N`` term.
+        without an ``N`` term or a table without ``N``.
     """
     import matplotlib.pyplot as plt
 
     if xscale not in ("log", "linear"):
         raise ArgumentError(f"xscale must be 'log' or 'linear', got {xscale!r}")
+    if C.N not in fit.data.frame.columns:  # a table of curves without model sizes
+        from .curves import plot_curve_grid
+
+        return plot_curve_grid(fit, probs=probs, kind=kind, forecast=forecast,
+                               extend_to=extend_to, add_N=add_N, xscale=xscale, ylim=ylim,
+                               n_grid=n_grid, panel_size=panel_size, seed=seed,
+                               schedule=schedule)
     law = fit.spec.law_obj
     if add_N and C.N not in law.covariates:
         raise ArgumentError(f"law {law.name!r} has no N term (its sizes are "
@@ -220,7 +195,7 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     has_T = C.T_M in runs.columns
     t_levels = sorted(runs[C.T_M].unique()) if has_T else [None]
     n_levels = sorted(set(runs[C.N].unique()) | set(add_N))
-    points = pd.concat([_panel_points(runs, frame, extend_to, n_grid, ends),
+    points = pd.concat([panel_points(runs, frame, extend_to, n_grid, ends),
                         *_new_N_points(runs, frame, add_N, t_levels, extend_to, n_grid)],
                        ignore_index=True)
     pred = predict(fit, points, kind=kind, probs=probs, seed=seed, schedule=schedule).table
@@ -228,9 +203,7 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     fig, axes = plt.subplots(nrow, ncol, figsize=(panel_size[0] * ncol, panel_size[1] * nrow),
                              sharex=True, sharey=True, squeeze=False)
     colour = _size_colours(n_levels) if any(len(ns) > 1 for *_, ns in panels) else None
-    bottom_row = {}
     for i, j, t, ns in panels:
-        bottom_row[j] = max(bottom_row.get(j, 0), i)
         ax = axes[i, j]
         sel = pred[C.N].isin(ns)
         if has_T:
@@ -239,56 +212,23 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
         for run in pd.unique(pred.loc[sel, C.RUN]):
             p = pred[sel & (pred[C.RUN] == run)]
             c = None if colour is None else colour(float(p[C.N].iloc[0]))
-            x = p[C.D].to_numpy() / 1e9
-            for prob in sorted(probs, reverse=True):
-                tag = band_tag(prob)
-                ax.fill_between(x, p[f"lower_{tag}"], p[f"upper_{tag}"], color=c or "C0",
-                                alpha=_BAND_ALPHA.get(prob, 0.25) * (0.6 if c else 1.0),
-                                lw=0, label=pred_band_label(prob))
-            ax.plot(x, p["median"], "--", color=c or "C3", lw=1.2, label=PRED_MEDIAN)
-            obs = frame[frame[C.RUN] == run]
-            if len(obs):
-                ax.plot(obs[C.D] / 1e9, obs[C.LOSS], "-", color=c or "k", lw=0.8, label=REAL)
-                d_seen = max(d_seen, float(obs[C.D].max()))
+            d_seen = max(d_seen, draw_run(ax, p, frame[frame[C.RUN] == run], probs, c))
         if d_seen and extend_to and extend_to > d_seen:
-            ax.axvline(d_seen / 1e9, color="0.4", ls=":", lw=0.9, label="end of data")
+            mark_end_of_data(ax, d_seen)
         title = "N = " + " - ".join(dict.fromkeys((size_label(ns[0]), size_label(ns[-1]))))
         title += " (new)" if any(n in add_N for n in ns) else ""
         ax.set_title((f"T_m = {t:g}, " if has_T else "") + title, fontsize=9)
-        ax.set_xscale(xscale)
-        ax.grid(alpha=0.3, lw=0.5)
-        if j == 0:
-            ax.set_ylabel("total loss")
-    for j, i in bottom_row.items():
-        axes[i, j].set_xlabel("tokens (billions)")
-        axes[i, j].xaxis.set_tick_params(labelbottom=True)
-    used = {(i, j) for i, j, *_ in panels}
-    for i, j in np.ndindex(nrow, ncol):
-        if (i, j) not in used:
-            axes[i, j].set_visible(False)
-    for ax in axes.flat:
-        if xscale == "log":
-            log_ticks(ax.xaxis)
-    if xscale == "linear":
-        axes[0, 0].set_xlim(left=0.0)
-    y = np.concatenate([frame[C.LOSS].to_numpy(float), pred["median"].to_numpy(float)])
-    y_lo, y_hi = float(np.nanmin(y)), float(np.nanmax(y))
-    axes[0, 0].set_ylim(ylim or (y_lo - 0.05 * (y_hi - y_lo), y_hi + 0.05 * (y_hi - y_lo)))
-    found = legend_handles(axes)
-    order = [REAL, PRED_MEDIAN, *(pred_band_label(p) for p in sorted(probs)), "end of data"]
-    legend = {lab: found[lab] for lab in order if lab in found}
-    if colour is not None:  # runs coloured by N: neutral keys, and the colours of a few N
-        legend = {**_neutral_keys(probs, "end of data" in legend), **_size_keys(colour,
-                                                                                n_levels)}
-    bands = " / ".join(f"{band_tag(p)}%" for p in sorted(probs))
-    title = f"{fit.label}: Real = observed, Pred = posterior median and {bands} {kind} bands"
+    finish_axes(axes, [(i, j) for i, j, *_ in panels], xscale)
+    set_loss_range(axes[0, 0], frame, pred, ylim)
+    keys = None if colour is None else colour_keys(
+        colour, n_levels, lambda n: f"N = {size_label(n)}")
+    title = bands_title(fit, probs, kind)
     if extend_to and extend_to > float(frame[C.D].max()):
         title += f"; forecast to {_tokens_text(extend_to)} tokens"
     if add_N:
         title += (" and " if "forecast" in title else "; forecast ") + "N = " + ", ".join(
             size_label(n) for n in add_N)
-    finish_panels(fig, title, legend.values(), legend.keys(), 0.06 / nrow,
-                  bbox_to_anchor=(0.5, 0.0))
+    finish_legend(fig, axes, probs, title, keys)
     return fig
 
 
@@ -301,50 +241,31 @@ def _size_colours(n_levels: Sequence[float]) -> Any:
     return lambda n: cmap(0.9 * (np.log(n) - lo) / (hi - lo or 1.0))
 
 
-def _neutral_keys(probs: Sequence[float], end: bool) -> dict[str, Any]:
-    """Legend keys in grey for a figure whose runs are coloured by N."""
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-
-    keys = {REAL: Line2D([], [], color="0.3", lw=0.8),
-            PRED_MEDIAN: Line2D([], [], color="0.3", ls="--", lw=1.2)}
-    keys.update({pred_band_label(p): Patch(color="0.3", alpha=_BAND_ALPHA.get(p, 0.25), lw=0)
-                 for p in sorted(probs)})
-    if end:
-        keys["end of data"] = Line2D([], [], color="0.4", ls=":", lw=0.9)
-    return keys
-
-
-def _size_keys(colour: Any, n_levels: Sequence[float]) -> dict[str, Any]:
-    """Legend keys of the colours of the smallest, a middle and the largest N."""
-    from matplotlib.lines import Line2D
-
-    shown = dict.fromkeys(n_levels[k] for k in (0, len(n_levels) // 2, -1))
-    return {f"N = {size_label(n)}": Line2D([], [], color=colour(n), lw=2.5) for n in shown}
-
-
-def zoom_options(fit: Fit, zoom: tuple[float, float], options: dict[str, Any]
-                 ) -> dict[str, Any]:
+def zoom_options(fit: Fit, zoom: Any, options: dict[str, Any]) -> dict[str, Any]:
     """:func:`plot_grid` options of the zoomed grid: ``options`` with ``ylim=zoom``.
 
     Under the default forecast the zoom continues the curves past the data but draws no
     new-size column: a larger model's curve runs below the plateau's loss range.
     """
     zoomed = {**options, "ylim": zoom}
+    if C.N not in fit.data.frame.columns:  # a table of curves: no new size to leave out
+        return zoomed
     if (zoomed.get("forecast", True) and zoomed.get("extend_to") is None
             and not zoomed.get("add_N")):
         zoomed["extend_to"] = default_forecast(fit)[0]
     return zoomed
 
 
-def plateau_ylim(frame: pd.DataFrame) -> tuple[float, float] | None:
-    """Loss range of the second half (in log D) of every curve, where the bands are visible."""
-    if frame[C.RUN].nunique() == len(frame):
-        return None
-    upper = []
-    for _, g in frame.groupby(C.RUN):
-        logd = np.log(g[C.D].to_numpy())
-        upper.append(g[C.LOSS].to_numpy()[logd >= logd.min() + 0.5 * np.ptp(logd)].max())
-    lo, hi = float(frame[C.LOSS].min()), float(max(upper))
-    # 10% below: room for the curves' continuation past the data
-    return lo - 0.1 * (hi - lo), hi + 0.05 * (hi - lo)
+def grid_zoom(frame: pd.DataFrame) -> Any:
+    """The plateau zoom of a fit's grid figure: its ``ylim``, or ``None`` for no zoom.
+
+    One loss range for a sweep (:func:`plateau_ylim`); each curve's own, by run name, for a
+    table of curves without ``N``, whose panels' loss levels may differ widely.
+    """
+    if C.N in frame.columns:
+        return plateau_ylim(frame)
+    from .curves import plateau_ylims
+
+    return plateau_ylims(frame)
+
+

@@ -12,6 +12,7 @@ what ``bayeslaw backtest`` leaves in its folder; :func:`score_summary` and
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,29 @@ def diagnostics_markdown(fit: Fit) -> str:
     return "\n".join(lines) + "\n"
 
 
+def coefficients_sentence(fit: Fit) -> str:
+    """What the coefficients of a fit's law are, for a reader of its tables (Markdown).
+
+    A law of centered power-law terms: ``a``, ``b``, ``c`` and the textbook ``A``, ``B``,
+    ``C``.  Another (``curve_power``'s ``m``, ``f``, ``beta``): each parameter's description
+    and the textbook coefficients that follow from them.
+    """
+    law, spec = fit.spec.law_obj, fit.spec
+    ref = ", ".join(f"{k} = {spec.reference[k]:g}" for k in law.reference_keys)
+    if {"a", "b", "c"} & set(law.param_names):
+        return ("`a`, `b`, `c` are each term's loss contribution at the reference point "
+                f"({ref}); `A`, `B`, `C` are the textbook coefficients"
+                + ("; `_sd` rows are the spreads of group effects." if spec.effects else "."))
+    textbook = list(law.natural({p.name: 0.5 for p in law.params}, spec.reference))
+    by_run = any(e.group == C.RUN for e in spec.effects)
+    return ("; ".join(f"`{p.name}`: {p.description}" for p in law.params)
+            + f" (reference point {ref}); " + ", ".join(f"`{k}`" for k in textbook)
+            + f" are the textbook coefficients of `{law.formula}`"
+            + ("; these are the population's values: each curve's own differ by its run "
+               "effects, whose spreads across curves are the `_by_run_sd` rows." if by_run
+               else "; `_sd` rows are the spreads of group effects." if spec.effects else "."))
+
+
 def save_figure(fig: Any, path: str | Path) -> Path:
     """Save a figure atomically; the format follows the suffix (``.png``, ``.svg``)."""
     path = Path(path)
@@ -92,11 +116,13 @@ def save_and_close(fig: Any, paths: dict[str, Path]) -> dict[str, Path]:
         plt.close(fig)
 
 
-def write_grid_figures(fit: Fit, out: str | Path, *, zoom: tuple[float, float] | None = None,
-                       **options: Any) -> dict[str, Path]:
+def write_grid_figures(fit: Fit, out: str | Path, *,
+                       zoom: tuple[float, float] | Mapping[str, tuple[float, float]] | None
+                       = None, **options: Any) -> dict[str, Path]:
     """Write the grid figures of an output folder, with :func:`~bayeslaw.plots.plot_grid`'s options.
 
-    ``grid.png`` and ``grid.svg`` at full scale and, given a ``zoom`` loss range,
+    ``grid.png`` and ``grid.svg`` at full scale and, given a ``zoom`` loss range (a table of
+    curves: each curve's, by run name; :func:`~bayeslaw.plots.sweep.grid_zoom`),
     ``grid_zoom.png``; returns their paths under the names :func:`write_fit_outputs` gives
     them (``bayeslaw fit --xscale linear`` redraws its figures with this).
     """
@@ -119,7 +145,7 @@ def write_fit_outputs(fit: Fit, out: Path, **grid_options: Any) -> dict[str, Pat
     """
     headless()
     from ..plots.figures import plot_final_losses
-    from ..plots.sweep import plateau_ylim
+    from ..plots.sweep import grid_zoom
 
     out.mkdir(parents=True, exist_ok=True)
     table = fit.summary()
@@ -130,17 +156,14 @@ def write_fit_outputs(fit: Fit, out: Path, **grid_options: Any) -> dict[str, Pat
             out / "coefficients.md",
             f"# Coefficients of `{fit.label}`\n\nPosterior mean, sd, central 94% "
             "interval, R-hat and effective sample sizes (an approximate fit has a method "
-            "column instead). `a`, `b`, `c` are each term's loss "
-            "contribution at the reference point "
-            f"({', '.join(f'{k} = {v:g}' for k, v in fit.spec.reference.items())}); "
-            "`A`, `B`, `C` are the textbook coefficients.\n\n" + markdown_table(table)),
+            f"column instead). {coefficients_sentence(fit)}\n\n" + markdown_table(table)),
         "diagnostics (markdown)": atomic_write_text(out / "diagnostics.md",
                                                     diagnostics_markdown(fit)),
         "diagnostics (json)": atomic_write_text(
             out / "diagnostics.json", json.dumps(fit.diagnostics.to_dict(), indent=2) + "\n"),
     }
     if C.D in fit.data.frame.columns:
-        paths.update(write_grid_figures(fit, out, zoom=plateau_ylim(fit.data.frame),
+        paths.update(write_grid_figures(fit, out, zoom=grid_zoom(fit.data.frame),
                                         **grid_options))
     else:  # final losses without D (e.g. ParScale): one figure against N, not the curve grid
         paths.update(save_and_close(plot_final_losses(fit), {

@@ -3,7 +3,8 @@
 :func:`fit_sections` gives, in order: the data, the priors and hierarchy, the sampling
 diagnostics, the coefficients, the fitted curves (the grid figure and its plateau zoom),
 the residuals, the group effects and the derived quantities (forecasts at the largest
-model, its compute-optimal allocation, its best depth).  :mod:`bayeslaw.report.build` assembles
+model, its compute-optimal allocation, its best depth; for a table of curves without N, each
+curve's forecast).  :mod:`bayeslaw.report.build` assembles
 them into a document with :mod:`bayeslaw.report.document`.
 """
 
@@ -21,7 +22,7 @@ from ..posterior import derived
 from ..posterior.likelihood import residuals
 from ..posterior.prediction import predict
 from .document import Block, Image, Section, figure_png, slug
-from .folders import diagnostics_table, sampler_sentence
+from .folders import coefficients_sentence, diagnostics_table, sampler_sentence
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..posterior.result import Fit
@@ -45,8 +46,9 @@ def _prior_text(prior: Any) -> str:
 
 def _data_section(fit: Fit, title: str, level: int) -> Section:
     s = fit.data.summary()
-    rows = {"runs": str(s["runs"]), "points": str(s["points"]),
-            "N levels": str(s["N_levels"])}
+    rows = {"runs": str(s["runs"]), "points": str(s["points"])}
+    if "N_levels" in s:  # a table of curves has no model sizes
+        rows["N levels"] = str(s["N_levels"])
     for col in (c for c in (C.N, C.D, C.LOSS) if f"{c}_range" in s):
         lo, hi = s[f"{col}_range"]
         rows[f"{col} range"] = f"{_g(lo)} - {_g(hi)}"
@@ -63,7 +65,6 @@ def _data_section(fit: Fit, title: str, level: int) -> Section:
 
 def _spec_section(fit: Fit, title: str, level: int) -> Section:
     spec, law = fit.spec, fit.spec.law_obj
-    ref = ", ".join(f"{k} = {spec.reference[k]:g}" for k in law.reference_keys)
     priors = pd.DataFrame({
         "description": [p.description for p in law.params],
         "unit": [p.unit for p in law.params],
@@ -71,8 +72,8 @@ def _spec_section(fit: Fit, title: str, level: int) -> Section:
                   else _prior_text(spec.priors[p.name]) for p in law.params],
     }, index=pd.Index(law.param_names, name="parameter"))
     blocks = [
-        Block(f"Law `{law.name}`, written with centered coefficients: `a`, `b`, `c` are each "
-              f"term's loss contribution at the reference point {ref}.", code=law.formula),
+        Block(f"Law `{law.name}`, written with centered coefficients: "
+              f"{coefficients_sentence(fit)}", code=law.formula),
         Block("Priors of the law's parameters (on the centered scale); fixed parameters are "
               "not sampled.", priors),
     ]
@@ -87,8 +88,8 @@ def _spec_section(fit: Fit, title: str, level: int) -> Section:
             "sd prior": [_prior_text(e.scale) for e in spec.effects],
         }, index=pd.Index([e.name for e in spec.effects], name="effect"))
         blocks.append(Block("Group effects: each parameter varies by the levels of a column, "
-                            "added on its link scale (log for positive parameters) with a "
-                            "learned spread (partial pooling).", effects))
+                            "added on its link scale (log for positive parameters, logit for "
+                            "shares) with a learned spread (partial pooling).", effects))
     else:
         blocks.append(Block("The spec has no group effects: every curve shares one set of "
                             "parameters (complete pooling)."))
@@ -130,13 +131,12 @@ def _coefficient_section(fit: Fit, title: str, level: int) -> Section:
     pct = f"{C.TABLE_PROB * 100:g}%"
     return Section(title, (Block(
         f"Posterior mean, sd and central {pct} interval of each coefficient, with R-hat and "
-        "effective sample sizes; `A`, `B`, `C` are the textbook coefficients and `_sd` rows "
-        "the spread of group effects.", table),), level)
+        f"effective sample sizes; {coefficients_sentence(fit)}", table),), level)
 
 
 def _curves_section(fit: Fit, title: str, level: int, tag: str) -> Section:
     from ..plots.figures import plot_final_losses
-    from ..plots.sweep import plateau_ylim, plot_grid, zoom_options
+    from ..plots.sweep import grid_zoom, plot_grid, zoom_options
 
     if C.D not in fit.data.frame.columns:  # final losses only (e.g. ParScale's N x P grid)
         return Section(title, (Block(
@@ -145,17 +145,23 @@ def _curves_section(fit: Fit, title: str, level: int, tag: str) -> Section:
             image=Image(f"{tag}final", figure_png(plot_final_losses(fit)),
                         "final losses with credible bands")),), level)
 
+    curves = C.N not in fit.data.frame.columns  # one panel per curve, none per size
+    where = ("one panel per curve, each continued past its data to twice its own largest D"
+             if curves else "continued past the data to twice the largest D")
     blocks = [Block("Every observed curve (Real, black) beside the posterior median (Pred, "
-                    "dashed) and the 50% and 90% predictive bands of a new observation, "
-                    "continued past the data to twice the largest D (a dotted line marks the "
-                    "end of the data), with one more column forecasting the sweep's next "
-                    "model size.",
+                    f"dashed) and the 50% and 90% predictive bands of a new observation, {where} "
+                    "(a dotted line marks the end of the data)"
+                    + ("." if curves else ", with one more column forecasting the sweep's "
+                       "next model size."),
                     image=Image(f"{tag}grid", figure_png(plot_grid(fit)), "grid of fitted "
                                 "curves with credible bands"))]
-    zoom = plateau_ylim(fit.data.frame)
+    zoom = grid_zoom(fit.data.frame)
     if zoom is not None:
-        blocks.append(Block("The same grid zoomed on the second half (in log D) of every curve, "
-                            "where the bands are visible (without the new size's column).",
+        blocks.append(Block("The same grid zoomed on the second half (in log D) of "
+                            + ("each curve, in its own panel's range, "
+                               if curves else "every curve, ")
+                            + "where the bands are visible"
+                            + ("." if curves else " (without the new size's column)."),
                             image=Image(f"{tag}grid-zoom",
                                         figure_png(plot_grid(fit, **zoom_options(fit, zoom,
                                                                                  {}))),
@@ -167,19 +173,19 @@ def _residual_section(fit: Fit, title: str, level: int, tag: str) -> Section:
     from ..plots.figures import plot_residuals
 
     frame = fit.data.frame
-    by = next((c for c in (C.T_M, C.P) if c in frame.columns), C.N)
+    by = next((c for c in (C.T_M, C.P, C.N) if c in frame.columns), C.RUN)
     against = "tokens" if C.D in frame.columns else "model size"
     resid = pd.Series(residuals(fit), index=frame.index)
     table = resid.groupby(frame[by]).agg(
         points="size", mean="mean", sd="std", max_abs=lambda r: float(np.abs(r).max()))
-    table.index = table.index.map(lambda v: f"{v:g}")
+    table.index = table.index.map(lambda v: v if isinstance(v, str) else f"{v:g}")
     return Section(title, (
         Block(f"Observed loss minus the posterior median of the law, against {against}, "
               f"one colour per {by}: a good fit scatters around zero with no trend.",
               image=Image(f"{tag}residuals", figure_png(plot_residuals(fit, color_by=by)),
                           f"residuals against {against}")),
-        Block(f"Residuals per {by} level (nats): a mean far from zero is a systematic misfit, "
-              "the sd is the typical error of one point.", table),
+        Block(f"Residuals per {by if by == C.RUN else by + ' level'} (nats): a mean far from "
+              "zero is a systematic misfit, the sd is the typical error of one point.", table),
     ), level)
 
 
@@ -312,6 +318,8 @@ def _derived_section(fit: Fit, title: str, level: int, budget: float | None,
         return _derived_with_schedule(fit, title, level, seed)
     if C.D not in law.covariates:
         return _derived_without_D(fit, title, level, seed)
+    if C.N not in frame.columns:
+        return _derived_of_curves(fit, title, level, seed)
     n_max, d_max = float(frame[C.N].max()), float(frame[C.D].max())
     # every configuration (depth, streams, group level, ...) the largest model was run with
     others = _config_columns(fit)
@@ -352,6 +360,20 @@ def _derived_without_D(fit: Fit, title: str, level: int, seed: int) -> Section:
         f"N = {_g(n_new)}, per level of {', '.join(others) or 'the data'}: posterior median "
         "and 90% interval. The law has no data term, so there is no compute-optimal split of "
         "a budget between N and D.", table),), level)
+
+
+def _derived_of_curves(fit: Fit, title: str, level: int, seed: int) -> Section:
+    """Each curve's forecast at ten times its largest D (a table without model sizes)."""
+    runs = fit.data.run_table().drop(columns=[C.LOSS]).reset_index()
+    largest = fit.data.frame.groupby(C.RUN, sort=False)[C.D].max()
+    points = runs.assign(**{C.D: 10.0 * runs[C.RUN].map(largest).to_numpy(float)})
+    table = _forecast_table(fit, points, [C.RUN], "-", seed)
+    table.insert(0, C.D, [f"{d:g}" for d in points[C.D]])
+    return Section(title, (Block(
+        "Forecast of the law's value (epistemic: no observation noise) of each curve trained "
+        "on ten times its largest D: posterior median and 90% interval. The curves have no "
+        "model size, so there is no compute-optimal split of a budget between N and D.",
+        table),), level)
 
 
 def fit_sections(fit: Fit, *, name: str | None = None, level: int = 2,
