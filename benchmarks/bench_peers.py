@@ -211,6 +211,13 @@ def curve_row(curve: str, y: np.ndarray, log_density: np.ndarray, draws: np.ndar
     return row
 
 
+def one_row_per_point(context: pd.DataFrame) -> pd.DataFrame:
+    """The context as bayeslaw fits it: one row per (run, D), repeated rows averaged (LM
+    repeats every point four times, digitised ColPret curves repeat an x); the targets are
+    scored as they are, repeats included, as the protocol does."""
+    return context.groupby(["run", "D"], as_index=False, sort=False)["loss"].mean()
+
+
 def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
                ) -> tuple[list[dict], dict]:
     """Fit the context rows of ``frame``'s curves together; score its targets per curve."""
@@ -223,7 +230,7 @@ def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
     try:
         with warnings.catch_warnings():  # the table shows R-hat and divergences
             warnings.simplefilter("ignore", bl.ConvergenceWarning)
-            fit = bl.fit(bl.load(context[["run", "D", "loss"]]), spec, seed=args.seed,
+            fit = bl.fit(bl.load(one_row_per_point(context)), spec, seed=args.seed,
                          draws=args.draws, tune=args.tune, chains=args.chains, progress=False)
         draws = np.asarray(bl.predict(fit, target[["run", "D"]], seed=args.seed).draws)
         log_dens = np.asarray(bl.log_density(fit, target[["run", "D", "loss"]]), float)
