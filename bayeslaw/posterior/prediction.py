@@ -152,10 +152,11 @@ def forecast_run(fit: Posterior, run: str | pd.DataFrame, D_target: float, *, n_
         grid = _future_grid(logged, D_target, n_grid)
         return predict(fit, grid, kind=kind, probs=probs, seed=seed, schedule=schedule)
     logged = run.sort_values(C.D, kind="stable").reset_index(drop=True)
-    missing = [c for c in (C.N, C.D, C.LOSS) if c not in logged.columns]
+    needed = [C.N, C.D, C.LOSS] if C.N in fit.data.frame.columns else [C.D, C.LOSS]
+    missing = [c for c in needed if c not in logged.columns]
     if missing or logged.empty:
-        raise DataError(f"a partial curve needs rows with columns N, D and loss; missing "
-                        f"{missing}")
+        raise DataError(f"a partial curve needs rows with columns {', '.join(needed)}; "
+                        f"missing {missing}")
     grid = _future_grid(logged, D_target, n_grid)
     if C.RUN in logged.columns:  # its schedule's terms, looked up under its own name
         both = scheduled_points(fit, pd.concat([logged, grid], ignore_index=True), schedule)

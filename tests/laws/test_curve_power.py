@@ -112,3 +112,21 @@ def test_log_density_is_the_mixture_of_student_t_densities():
         assert one == pytest.approx(stats.t.logpdf(y, df=nu[0], loc=mu[0],
                                                    scale=sigma[0, r]), rel=1e-10)
     np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_forecast_of_a_new_partial_curve():
+    """``bl.forecast_run`` on a curve the fit never saw (no N): its coefficients from the
+    population, weighted by its logged points; the forecast passes near its logged level and
+    the band holds the median (prior draws stand in for a posterior: plumbing)."""
+    data = bl.load(curves(seed=2))
+    fit = prior_fit(bl.load_spec(None, law="curve_power"), data, seed=5, draws=400)
+    partial = pd.DataFrame({"D": [1e8, 3e8, 1e9], "loss": [2.0 + 0.5 * x ** -0.3
+                                                          for x in (0.1, 0.3, 1.0)]})
+    with pytest.warns(bl.ImportanceWeightsWarning):  # 400 prior draws: few effective ones
+        pred = bl.forecast_run(fit, partial, 4e9, n_grid=5, seed=1)
+    table = pred.table
+    assert (table["D"] > 1e9).all() and np.isfinite(table["median"]).all()
+    assert (table["lower_90"] <= table["median"]).all()
+    assert (table["median"] <= table["upper_90"]).all()
+    # the forecast starts close to the last logged loss (2.5), not at the prior's median level
+    assert abs(table["median"].iloc[0] - 2.5) < 0.5
