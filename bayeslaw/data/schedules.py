@@ -37,7 +37,7 @@ import pandas as pd
 
 from .. import constants as C
 from ..errors import DataError
-from ..laws.functions import NODE_COLUMNS, drop_levels, grid, rate
+from ..laws.functions import GRID, NODE_COLUMNS, drop_levels, grid, rate
 
 #: Schedule kinds and the decay shapes of a WSD cool-down.
 KINDS = ("cosine", "linear", "constant", "wsd", "inverse_sqrt")
@@ -52,8 +52,6 @@ LENGTHS = (WARMUP, C.HORIZON, DECAY_START, DECAY_END)
 PLAN_COLUMNS = (SCHEDULE, *LENGTHS, DECAY_SHAPE, PEAK_LR, FINAL_LR, FINAL_RATIO, BATCH_TOKENS)
 #: Columns of a logged learning-rate table.
 LR = "lr"
-#: Most grid steps per run: the areas are integrated on it (as bayeslaw.laws.functions.grid).
-GRID = 1000
 #: Steps of Tissue et al.'s momentum (lambda = 0.999), and the window without a batch size.
 MOMENTUM_STEPS, MOMENTUM_SHARE = 1000, 0.01
 #: The columns :func:`terms` computes: the rate, the forward area, the drop, the annealing

@@ -397,16 +397,20 @@ def rate(kind: str, D: np.ndarray, *, warmup: float, horizon: float,
 
 
 
+#: Most grid steps per run: a schedule's areas are integrated on this grid (the data side's
+#: logged schedules are thinned to it too: :mod:`bayeslaw.data.schedules`).
+GRID = 1000
+
+
 def grid(horizon: float, breaks: list[float], last: float | None = None) -> np.ndarray:
     """At most :data:`GRID` steps from 0 to ``last`` (default ``horizon``), through ``breaks``.
 
     Half the steps are even in ``D``, half even in ``log D`` from ``horizon / 1e4``, so a
     warm-up of 0.1% of the run is resolved.
     """
-    grid_steps = 1000  # bayeslaw.data.schedules.GRID
     last = horizon if last is None else last
-    n = grid_steps // 2 - len(breaks) - 1
+    n = GRID // 2 - len(breaks) - 1
     even = np.linspace(0.0, last, n)
-    logs = np.geomspace(max(last * 1e-4, 1e-300), last, grid_steps - n - len(breaks) - 1)
+    logs = np.geomspace(max(last * 1e-4, 1e-300), last, GRID - n - len(breaks) - 1)
     nodes = np.concatenate([[0.0], even, logs, [b for b in breaks if 0 < b < last]])
     return np.unique(np.clip(nodes, 0.0, last))
