@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 from ..errors import ArgumentError
+from ..posterior.likelihood import pointwise_lpd
 
 #: The central levels of NSL-PFN's calibration error (MSCE): its ``bardist_calibration``.
 MSCE_LEVELS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
@@ -136,12 +137,6 @@ def pit(y: np.ndarray, draws: np.ndarray) -> np.ndarray:
     y = np.asarray(y, float)[None, :]
     draws = np.asarray(draws, float)
     return np.mean(draws < y, axis=0) + 0.5 * np.mean(draws == y, axis=0)
-
-
-def pointwise_lpd(loglik: np.ndarray) -> np.ndarray:
-    """``log mean_s p(y_i | theta_s)`` per point from a ``(S, n)`` log-likelihood."""
-    loglik = np.asarray(loglik, float)
-    return special.logsumexp(loglik, axis=0) - np.log(loglik.shape[0])
 
 
 def log_predictive_density(loglik: np.ndarray) -> float:

@@ -22,10 +22,9 @@ from .. import constants as C
 from ..data.table import LossData
 from ..errors import ConvergenceWarning, DataError
 from ..inference.sampling import fit
-from ..posterior.likelihood import log_likelihood
+from ..posterior.likelihood import log_likelihood, pointwise_lpd
 from ..posterior.result import Fit
 from ..spec.model_spec import ModelSpec
-from .metrics import pointwise_lpd
 
 
 def refit_settings(result: Fit, fit_kwargs: Mapping[str, Any]) -> dict[str, Any]:

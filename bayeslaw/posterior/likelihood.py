@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
 from .. import constants as C
 from ..model.arithmetic import conditional_terms, draw_curves, previous_rows
@@ -124,9 +125,13 @@ def predictive_log_density(fit: Posterior, points: pd.DataFrame, *, seed: int = 
         over the posterior draws of the noise model's density (Student-t or normal, as
         :func:`bayeslaw.predict` forecasts each point), never a kernel estimate.
     """
-    loglik = log_likelihood(fit, points, seed=seed)
-    top = loglik.max(axis=0)
-    return top + np.log(np.mean(np.exp(loglik - top), axis=0))
+    return pointwise_lpd(log_likelihood(fit, points, seed=seed))
+
+
+def pointwise_lpd(loglik: np.ndarray) -> np.ndarray:
+    """``log mean_s p(y_i | theta_s)`` per point from a ``(S, n)`` log-likelihood."""
+    loglik = np.asarray(loglik, float)
+    return special.logsumexp(loglik, axis=0) - np.log(loglik.shape[0])
 
 
 def pointwise_log_likelihood(post: Posterior) -> np.ndarray:

@@ -93,7 +93,7 @@ def _section(spec: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
-              law: str | None = None) -> ModelSpec:
+              law: str | None = None, fallback: str = "looped_total") -> ModelSpec:
     """Load a spec: a TOML path, a shipped spec name, or a dict, merged over the law default.
 
     Parameters
@@ -102,6 +102,8 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
         ``None`` gives the default spec of ``law``.
     law : str, optional
         Law name; overrides the spec's ``law`` key (and picks the default spec to merge over).
+    fallback : str
+        The law of a spec that names none, when ``law`` is not given either.
     """
     if isinstance(spec, ModelSpec):
         return spec
@@ -117,7 +119,7 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
                 raise SpecError(f"no spec file {str(spec)!r} and no shipped spec of that name; "
                                 f"shipped specs: {', '.join(available_specs())}")
         user = _read_toml(path)
-    law_name = law or user.get("law") or "looped_total"
+    law_name = law or user.get("law") or fallback
     if not isinstance(law_name, str):
         raise SpecError(f"the spec's law must be a law's name, got {law_name!r}; choose one "
                         f"of {', '.join(sorted(LAWS))}")
@@ -145,18 +147,4 @@ def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,
         if law is not None and law != spec.law:
             raise SpecError(f"law={law!r} contradicts the spec's law {spec.law!r}")
         return spec
-    if law is None and not _names_law(spec):
-        law = law_for_columns(columns)
-    return load_spec(spec, law=law)
-
-
-def _names_law(spec: str | Path | Mapping[str, Any] | None) -> bool:
-    """Whether a spec (dict, TOML file or shipped name) says which law it is for."""
-    if spec is None:
-        return False
-    if isinstance(spec, Mapping):
-        return "law" in spec
-    path = Path(spec)
-    if path.suffix == ".toml" and path.is_file():
-        return "law" in _read_toml(path)
-    return True  # a shipped spec's name: every shipped spec names its law
+    return load_spec(spec, law=law, fallback=law_for_columns(columns))
