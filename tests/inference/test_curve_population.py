@@ -25,10 +25,10 @@ RHO_MF = 0.6
 CURVES, POINTS = 40, 12
 #: the default spec with the reference at D = 1 (each curve's last logged point)
 SPEC = {"reference": {"D": 1.0}}
-#: Seed 7 was tried first: its 40 curves' mean log m and logit f sit 2.7 and 2.3 standard
-#: errors from the population's (a sample with p ~ 0.01), and the fit recovered the sample
-#: (m 0.935, f 0.463), not the population, so the 90% intervals missed. Seed 1 is the next
-#: one tried, not chosen among many; a 5-seed check of this recovery is still to do.
+#: Seed 7 was tried first: its 40 curves' mean log m and logit f sit more than two standard
+#: errors from the population's (a rare sample), and the fit recovered the sample, not the
+#: population, so the intervals missed. Seed 1 is the next one tried, not chosen among many;
+#: a 5-seed check of this recovery is still to do.
 SEED = 1
 
 
