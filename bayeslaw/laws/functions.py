@@ -92,6 +92,29 @@ def curve_power(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
     return theta["m"] * (1.0 - theta["f"] + bend)
 
 
+def curve_bend(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+               ref: Mapping[str, float]) -> Any:
+    r"""A saturating power law of one curve that may still bend down: a plateau before it.
+
+    .. math::
+
+        L(D) = E + \frac{B}{1 + (D / D_0)^{c}}
+
+    evaluated as ``m ((1 - f) + f / ((1 - q) + q (D/D_ref)^(beta/q)))``: ``m``, ``f`` and
+    ``beta`` mean what they mean in :func:`curve_power` (the loss at ``D_ref``, its share above
+    the asymptote, the curve's log-slope there), and ``q`` in (0, 1) says how far past its
+    bend the curve is at ``D_ref``.  ``q -> 1`` is :func:`curve_power`; a smaller ``q`` puts a
+    plateau of ``E + m f / (1 - q)`` before the bend and steepens the curve towards its
+    asymptotic exponent ``c = beta / q`` (curves that start flat, such as a model still at
+    its initial loss or an error rate near chance: the M4 family of Alabdulmohsin et al.,
+    2022, in closed form).  ``E = m (1 - f)``, ``c = beta / q``,
+    ``D_0 = D_ref ((1 - q) / q)^(1 / c)`` and ``B = m f / (1 - q)``.
+    """
+    q = theta["q"]
+    drop = xp.exp(theta["beta"] / q * xp.log(cov["D"] / ref["D"]))
+    return theta["m"] * (1.0 - theta["f"] + theta["f"] / (1.0 - q + q * drop))
+
+
 def cosine_progress(xp: Any, D: Any, horizon: Any) -> Any:
     """How far a cosine schedule has annealed at ``D`` of ``horizon`` tokens: 0 to 1.
 

@@ -22,6 +22,7 @@ from .functions import (
     annealing_area,
     chinchilla,
     chinchilla_anneal,
+    curve_bend,
     curve_power,
     iso_depth,
     iso_depth_eff,
@@ -173,6 +174,18 @@ def _natural_curve(theta: Mapping[str, Any], ref: Mapping[str, float]) -> dict[s
             "B": theta["m"] * theta["f"] * ref["D"] ** theta["beta"]}
 
 
+def _natural_bend(theta: Mapping[str, Any], ref: Mapping[str, float]) -> dict[str, Any]:
+    """Centered -> coefficients of :func:`curve_bend`: ``E``, ``B``, ``c`` and ``D0``.
+
+    ``E = m (1 - f)``, ``B = m f / (1 - q)``, ``c = beta / q``,
+    ``D0 = D_ref ((1 - q) / q)^(1 / c)``.
+    """
+    q = theta["q"]
+    c = theta["beta"] / q
+    return {"E": theta["m"] * (1.0 - theta["f"]), "B": theta["m"] * theta["f"] / (1.0 - q),
+            "c": c, "D0": ref["D"] * ((1.0 - q) / q) ** (1.0 / c)}
+
+
 def _power_params(term: str, scale: str, exponent: str,
                   at: str | None = None) -> tuple[Param, Param]:
     """The scale and exponent of the power-law term in ``term``, centered at ``at``."""
@@ -219,6 +232,10 @@ _CURVE = (Param("m", "loss", "the curve's loss at D_ref", term="D"),
                 term="D"),
           Param("beta", "1", "exponent of the D term", term="D"))
 
+_CURVE_BEND = (*_CURVE, Param("q", "1", "how far past its bend the curve is at D_ref (1: a "
+                                  "pure power law; smaller: a plateau before it)",
+                                  link="logit", term="D"))
+
 _PHI = Param("phi", "1", "exponent of the reuse: T_m passes act as T_m^phi times N_rec",
              term="N")
 
@@ -253,6 +270,7 @@ LAWS: dict[str, Law] = {law.name: law for law in (
          _natural(_A_N, ("C", "c", "gamma", "P")), "L = E + A/N^alpha + C/P^gamma"),
     _law(size_only, (_E, *_N_TERM), ("N",), _natural(_A_N), "L = E + A/N^alpha"),
     _law(curve_power, _CURVE, ("D",), _natural_curve, "L = E + B/D^beta"),
+    _law(curve_bend, _CURVE_BEND, ("D",), _natural_bend, "L = E + B/(1 + (D/D0)^c)"),
     _law(iso_depth, (_E, *_N_TERM, _PHI, *_D_TERM), ("N_once", "N_rec", "T_m", "D"),
          _natural(_A_N, _B_D), "L = E + A/(N_once + T_m^phi N_rec)^alpha + B/D^beta",
          ref_keys=("N", "D"), terms={"N": ("N_once", "N_rec", "T_m")},
