@@ -21,7 +21,7 @@ from ..spec.model_spec import ModelSpec
 from ..spec.settings import SamplerSettings
 from .diagnostics import Diagnostics, Thresholds, diagnose, judge
 from .draws import Posterior
-from .likelihood import pointwise_log_likelihood
+from .noise import pointwise_log_likelihood
 
 
 @dataclass(frozen=True, eq=False, repr=False)
