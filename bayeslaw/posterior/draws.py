@@ -25,7 +25,7 @@ from .. import constants as C
 from ..data.schedules import LR, LR_AREA, PLAN_COLUMNS, SCHEDULE, TERM_COLUMNS, build, terms
 from ..data.table import LossData, read_table
 from ..errors import DataError
-from ..laws.functions import NODE_COLUMNS
+from ..laws.multi_power import NODE_COLUMNS
 from ..model.arithmetic import link_value
 from ..model.plan import level_dim, require_forward_area
 from ..spec.model_spec import ModelSpec

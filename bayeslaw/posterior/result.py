@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from .. import constants as C
-from ..data.schedules import RunSchedule
 from ..data.table import LossData
 from ..errors import ApproximationWarning, ConvergenceError, ConvergenceWarning, FitFileError
 from ..files import atomic_write
+from ..laws.multi_power import RunSchedule
 from ..spec.model_spec import ModelSpec
 from ..spec.settings import SamplerSettings
 from .diagnostics import Diagnostics, Thresholds, diagnose, judge
