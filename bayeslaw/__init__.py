@@ -55,7 +55,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "load_spec": ("spec.catalog", "load_spec"),
     "loss_at": ("posterior.derived", "loss_at"),
     "LossData": ("data.table", "LossData"),
-    "log_density": ("posterior.likelihood", "predictive_log_density"),
+    "log_density": ("posterior.noise", "predictive_log_density"),
     "ModelSpec": ("spec.model_spec", "ModelSpec"),
     "ParetoKWarning": ("errors", "ParetoKWarning"),
     "parse_split": ("evaluation.splits", "parse_split"),
@@ -133,7 +133,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
     from .plots.sweep import plot_grid
     from .posterior.derived import Derived, best_T_m, best_T_m_at_budget, compute_optimal, loss_at
     from .posterior.diagnostics import Diagnostics, Thresholds
-    from .posterior.likelihood import predictive_log_density as log_density
+    from .posterior.noise import predictive_log_density as log_density
     from .posterior.points import prediction_grid
     from .posterior.prediction import Prediction, forecast_run, predict
     from .posterior.result import Fit, Fits

@@ -1,10 +1,11 @@
 """Seeded synthetic sweeps with known truth (the bundled data set, recovery tests, SBC).
 
 The generative process mirrors :mod:`bayeslaw.model.graph` but is written in plain numpy: it
-shares the law functions and the model's arithmetic (:mod:`bayeslaw.model.arithmetic`) with the
-graph, not its assembly (layout, containers, indexing of effects and runs), which a recovery test
-therefore checks. The arithmetic is checked against closed forms in
-``tests/model/test_arithmetic.py`` and, through the graph, against the log densities of 5d06e18
+shares the law functions and the model's arithmetic (:mod:`bayeslaw.model.arithmetic`, and the
+noise model's :mod:`bayeslaw.model.noise`) with the graph, not its assembly (layout, containers,
+indexing of effects and runs), which a recovery test therefore checks. The arithmetic is
+checked against closed forms in ``tests/model/test_arithmetic.py`` and ``tests/model/
+test_noise.py`` and, through the graph, against the log densities of 5d06e18
 (``tests/fixtures/logp_reference.json``).
 """
 
@@ -21,7 +22,8 @@ import pandas as pd
 
 from . import constants as C
 from .data.table import run_label
-from .model.arithmetic import draw_curves, link_value, noise_scale, previous_rows, standard_noise
+from .model.arithmetic import link_value
+from .model.noise import draw_curves, noise_scale, previous_rows, standard_noise
 from .spec.catalog import load_spec
 from .spec.model_spec import ModelSpec
 

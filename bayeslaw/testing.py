@@ -41,8 +41,7 @@ from .evaluation.sbc import sbc, sbc_key, sbc_verdict
 from .evaluation.verdicts import CheckResult, plot_sbc
 from .inference import sampling as inference
 from .posterior.diagnostics import Thresholds
-from .posterior.draws import log_density
-from .posterior.likelihood import one_step_replicates, simulated_losses
+from .posterior.noise import log_density, one_step_replicates, simulated_losses
 from .posterior.result import Fit
 from .spec.model_spec import ModelSpec
 
@@ -169,7 +168,7 @@ def simulate_from_draw(fit: Fit, draw: int, *, seed: int = 0) -> LossData:
 
     Each run's curve is drawn jointly from the model's generative process (AR(1) residuals
     or a random walk accumulating along the run,
-    :func:`bayeslaw.posterior.likelihood.simulate_curves`), so a recovery refits the model that
+    :func:`bayeslaw.posterior.noise.simulate_curves`), so a recovery refits the model that
     simulated the data.
     """
     sim = fit.data.frame.copy()

@@ -1,4 +1,4 @@
-r"""Learning-rate schedules as data, and the areas the schedule-aware laws are written in.
+r"""Learning-rate schedules as data: read from a table's columns or a logged rate, checked.
 
 A run's schedule comes in one of two forms:
 
@@ -9,35 +9,30 @@ A run's schedule comes in one of two forms:
 * **a table of the learning rate itself**, ``run, D, lr``, as trainers log it.  It ends at
   its last row unless the run also has the columns above, which then give the planned rest.
 
-Either becomes one :class:`RunSchedule` per run: the rate as a share of its peak,
-``eta = lr / peak``, on a grid of at most :data:`GRID` steps.  From it, at any ``D``:
-
-.. math::
-
-    S_1(D) = \int_0^D \eta\,dx, \qquad
-    \delta(D) = 1 - \min_{x_{peak} \le x \le D} \eta(x), \qquad
-    S_2(D) = \int_0^D \left(1 - e^{-(D - x)/w}\right) d\delta(x)
-
-the forward area (tokens; ``D`` at a constant peak rate), the drop so far (0 to 1) and the
-annealing area of Tissue et al. 2024 with momentum: the drop seen through an exponential
-lag of ``w`` tokens, their ``lambda = 0.999`` per step (``w = 1000`` steps of a run's
-``batch_tokens``; without that column, 1% of the run's horizon, or of a logged table's last
-``D`` when the run has no horizon: where its schedule ends).  The multi-power law's sum
-over earlier steps is taken over levels of the drop (:func:`node_areas`).
-:func:`terms` gives them as columns; :func:`bayeslaw.data.table.load` adds them to a table.
+Either becomes one :class:`~bayeslaw.laws.multi_power.RunSchedule` per run: the rate as a
+share of its peak, ``eta = lr / peak``, on a grid of at most
+:data:`~bayeslaw.laws.multi_power.GRID` steps.  The terms the schedule-aware laws read are
+computed from it by :mod:`bayeslaw.laws.multi_power` (the arithmetic, with the multi-power
+law): the forward area ``S_1`` (tokens; ``D`` at a constant peak rate), the drop so far (0 to
+1), the annealing area ``S_2`` of Tissue et al. 2024 with momentum, and the forward area at
+each level of the drop (the multi-power law's sum over earlier steps).  The momentum is an
+exponential lag of ``w`` tokens, their ``lambda = 0.999`` per step (``w = 1000`` steps of a
+run's ``batch_tokens``; without that column, 1% of the run's horizon, or of a logged table's
+last ``D`` when the run has no horizon: where its schedule ends; :func:`window`).  Here:
+reading and checking the schedules of a table; :func:`terms` gives the terms of a table's
+rows as columns; :func:`bayeslaw.data.table.load` adds them to a table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from .. import constants as C
 from ..errors import DataError
-from ..laws.functions import GRID, NODE_COLUMNS, drop_levels, grid, rate
+from ..laws.multi_power import GRID, NODE_COLUMNS, RunSchedule, grid, rate
 
 #: Schedule kinds and the decay shapes of a WSD cool-down.
 KINDS = ("cosine", "linear", "constant", "wsd", "inverse_sqrt")
@@ -60,74 +55,6 @@ LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA = C.LR_NORM, C.LR_AREA, C.LR_DROP, C.ANNE
 TERM_COLUMNS = (LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA, *NODE_COLUMNS)
 #: Columns that vary along a run (the others are one value per run).
 POINT_COLUMNS = (LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA)
-#: A node's area when its level is never reached: past any point, so it adds nothing.
-UNREACHED = 1e30
-
-
-@dataclass(frozen=True, eq=False)
-class RunSchedule:
-    """One run's schedule on its grid: ``D`` (tokens, from 0) and ``eta = lr / peak``.
-
-    ``known_to`` is the last ``D`` the schedule is known at (the horizon, or a logged table's
-    last row); ``window`` the momentum window of the annealing area, in tokens.
-    """
-
-    D: np.ndarray
-    eta: np.ndarray
-    window: float
-
-    @property
-    def known_to(self) -> float:
-        """The last ``D`` the schedule is known at."""
-        return float(self.D[-1])
-
-    def _cumulative(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Forward area, drop and annealing area at the grid's nodes.
-
-        The annealing area is the drop less ``m``, the part of it not yet seen through the
-        lag: ``m_i = m_{i-1} exp(-h_i / w) + (delta_i - delta_{i-1})``.
-        """
-        D, eta = self.D, self.eta
-        h = np.diff(D)
-        area = np.concatenate([[0.0], np.cumsum(h * (eta[1:] + eta[:-1]) / 2)])
-        peak = int(np.argmax(eta))
-        drop = np.zeros_like(eta)
-        drop[peak:] = 1.0 - np.minimum.accumulate(eta[peak:])
-        unseen = np.zeros_like(eta)
-        for i in range(1, len(D)):
-            unseen[i] = unseen[i - 1] * np.exp(-h[i - 1] / self.window) + drop[i] - drop[i - 1]
-        return area, drop, drop - unseen
-
-    def terms(self, D: np.ndarray) -> dict[str, np.ndarray]:
-        """The :data:`TERM_COLUMNS` at ``D`` (a node column is constant along the run)."""
-        D = np.asarray(D, float)
-        area, drop, anneal = self._cumulative()
-        out = {LR_NORM: np.interp(D, self.D, self.eta), LR_AREA: np.interp(D, self.D, area),
-               LR_DROP: np.interp(D, self.D, drop), ANNEAL_AREA: np.interp(D, self.D, anneal)}
-        for name, value in zip(NODE_COLUMNS, node_areas(drop, area), strict=True):
-            out[name] = np.full(len(D), value)
-        return out
-
-
-def node_areas(drop: np.ndarray, area: np.ndarray) -> np.ndarray:
-    """The forward area where the drop first reaches each level's boundary.
-
-    Boundary 0 is where the decay starts (the last node without a drop); a boundary never
-    reached gets :data:`UNREACHED`, past any point, so it adds nothing.
-    """
-    out = np.full(len(NODE_COLUMNS), UNREACHED)
-    start = int(np.searchsorted(drop, 0.0, side="right")) - 1
-    out[0] = area[start]
-    for j, level in enumerate(drop_levels()[1:], start=1):
-        i = int(np.searchsorted(drop, level - 1e-12, side="left"))
-        if i >= len(drop):
-            continue
-        if i == 0 or drop[i] == drop[i - 1]:
-            out[j] = area[i]
-            continue
-        f = (level - drop[i - 1]) / (drop[i] - drop[i - 1])
-        out[j] = area[i - 1] + f * (area[i] - area[i - 1])
-    return out
 
 
 def from_columns(row: Mapping[str, object], run: str, where: str) -> RunSchedule:

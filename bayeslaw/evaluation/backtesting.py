@@ -291,7 +291,7 @@ def _bayeslaw_scores(result: Fit, test: pd.DataFrame, probs: tuple[float, ...], 
     The scores are both kinds of band's (:func:`~bayeslaw.evaluation.scoring.score`) and the fit's
     convergence columns; the table has the epistemic bounds too.
     """
-    from ..posterior.likelihood import log_likelihood
+    from ..posterior.noise import log_likelihood
     from ..posterior.prediction import predict
 
     y = test[C.LOSS].to_numpy(float)

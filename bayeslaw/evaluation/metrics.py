@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats
 
 from ..errors import ArgumentError
-from ..posterior.likelihood import pointwise_lpd
+from ..posterior.noise import pointwise_lpd
 
 #: The central levels of NSL-PFN's calibration error (MSCE): its ``bardist_calibration``.
 MSCE_LEVELS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)

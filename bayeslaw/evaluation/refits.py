@@ -22,7 +22,7 @@ from .. import constants as C
 from ..data.table import LossData
 from ..errors import ConvergenceWarning, DataError
 from ..inference.sampling import fit
-from ..posterior.likelihood import log_likelihood, pointwise_lpd
+from ..posterior.noise import log_likelihood, pointwise_lpd
 from ..posterior.result import Fit
 from ..spec.model_spec import ModelSpec
 

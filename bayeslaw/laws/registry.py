@@ -1,6 +1,7 @@
-"""The law registry: each loss law of :mod:`bayeslaw.laws.functions` with the metadata a spec needs.
+"""The law registry: each loss law with the metadata a spec needs.
 
-A :class:`Law` holds its function, its parameters (:class:`Param`: name, unit, link, term,
+The laws are :mod:`bayeslaw.laws.functions`' and :mod:`bayeslaw.laws.multi_power`'s. A
+:class:`Law` holds its function, its parameters (:class:`Param`: name, unit, link, term,
 fixed default), its covariates, the reference point's keys, the covariates of each term (for
 the collinearity check of effects), the levels each covariate needs and the map from the
 centered coefficients to the textbook ones; :data:`LAWS` registers them by name,
@@ -18,7 +19,6 @@ import numpy as np
 from ..constants import ANNEAL_AREA, LR_AREA, LR_DROP
 from ..errors import SpecError
 from .functions import (
-    NODE_COLUMNS,
     annealing_area,
     chinchilla,
     chinchilla_anneal,
@@ -27,14 +27,13 @@ from .functions import (
     iso_depth,
     iso_depth_eff,
     looped_annealing_area,
-    looped_multi_power,
     looped_streams,
     looped_total,
-    multi_power,
     parallel_streams,
     parallel_streams_data,
     size_only,
 )
+from .multi_power import NODE_COLUMNS, looped_multi_power, multi_power
 
 
 @dataclass(frozen=True)

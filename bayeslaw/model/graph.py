@@ -23,8 +23,11 @@ Graph layout (names used in the posterior):
   ``D_log`` (``log(D / D_ref)`` per point), ``loss_obs``, ``mask`` (the padding) and, with
   AR(1) or a walk, ``follows`` (1 where a point follows another of its run).
 
-The arithmetic (effects on the link scale, noise, conditional terms, density) is
-:mod:`bayeslaw.model.arithmetic`'s, shared with the numpy side.
+The arithmetic is shared with the numpy side: effects on the link scale are
+:mod:`bayeslaw.model.arithmetic`'s; the noise model's scale, conditional terms, density and
+draws are :mod:`bayeslaw.model.noise`'s (whose docstring describes the noise model in full;
+the graph's part of it is :meth:`LossModel._noise`, :meth:`LossModel._observation`,
+:func:`curve_logp` and :func:`curve_likelihood` below).
 """
 
 from __future__ import annotations
@@ -37,17 +40,8 @@ from .. import constants as C
 from ..data.schedules import POINT_COLUMNS
 from ..data.table import LossData
 from ..errors import SpecError
-from .arithmetic import (
-    conditional_terms,
-    correlation_cholesky,
-    curve_random,
-    density_terms,
-    link_of,
-    link_value,
-    noise_scale,
-    vine_shapes,
-    walk_variance,
-)
+from .arithmetic import correlation_cholesky, link_of, link_value, vine_shapes
+from .noise import conditional_terms, curve_random, density_terms, noise_scale, walk_variance
 from .plan import Plan, groups_of, level_dim
 from .transforms import sum_split_vector
 
@@ -355,7 +349,7 @@ class LossModel:
         """Location, scale and (AR(1), walk) generative inputs of each point.
 
         The location and scale are conditional on the run's previous point; the inputs are
-        :func:`~bayeslaw.model.arithmetic.curve_random`'s (the law's value, marginal scale, ``ar1``
+        :func:`~bayeslaw.model.noise.curve_random`'s (the law's value, marginal scale, ``ar1``
         or walk).
         """
         lk = self.spec.likelihood
@@ -399,7 +393,7 @@ def curve_logp(family: str) -> Any:
     per point.  Each run's density is the sum over its (unmasked) points of the Student-t or
     normal log density; the terms that do not depend on the point (the normalizing constant in
     ``nu``, the log of a per-run scale) are computed once per run and multiplied by its number
-    of points, not evaluated at every point (inputs after ``mask``: ``arithmetic.curve_random``'s).
+    of points, not evaluated at every point (inputs after ``mask``: ``noise.curve_random``'s).
     """
     import pytensor.tensor as pt
     from pytensor.tensor.special import gammaln
@@ -423,7 +417,7 @@ def curve_likelihood(pm: Any, lk: Any, loc: Any, sigma: Any, mask: Any, loss_obs
                      process: tuple[Any, ...] = ()) -> Any:
     """The observed ``loss``, dims ``(run, pos)``: one multivariate draw per run's curve.
 
-    ``process``: :func:`~bayeslaw.model.arithmetic.curve_random`'s generative inputs (the
+    ``process``: :func:`~bayeslaw.model.noise.curve_random`'s generative inputs (the
     density ignores them).
     """
     params = [loc, sigma]

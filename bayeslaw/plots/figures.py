@@ -23,7 +23,7 @@ from .. import constants as C
 from ..data.table import size_label
 from ..errors import ArgumentError, SpecError
 from ..model.plan import level_dim
-from ..posterior.likelihood import residuals
+from ..posterior.noise import residuals
 from ..posterior.prediction import band_tag, predict
 
 if TYPE_CHECKING:  # pragma: no cover

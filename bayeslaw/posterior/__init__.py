@@ -1,6 +1,6 @@
 """Posterior draws evaluated in numpy: predictions, derived quantities and the result.
 
-The draws and their evaluation at any points, the likelihood's numpy side, predictions,
+The draws and their evaluation at any points, the noise model's numpy side, predictions,
 derived quantities, diagnostics and the frozen :class:`Fit`. Never imports pymc, pytensor or
 matplotlib; may import :mod:`bayeslaw.model` (not its graph), :mod:`bayeslaw.spec`,
 :mod:`bayeslaw.data`, :mod:`bayeslaw.laws` and the core modules.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from .derived import Derived, best_T_m, best_T_m_at_budget, compute_optimal, loss_at
 from .diagnostics import Diagnostics, Thresholds
 from .draws import Posterior
-from .likelihood import predictive_log_density
+from .noise import predictive_log_density
 from .points import prediction_grid
 from .prediction import Prediction, forecast_run, predict
 from .result import Fit, Fits

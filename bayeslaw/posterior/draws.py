@@ -1,9 +1,10 @@
-"""Posterior draws evaluated in numpy on any table of points: parameters, law, noise, density.
+"""Posterior draws evaluated in numpy on any table of points: parameters and the law.
 
 This layer sits below fitting and prediction: :class:`Posterior` holds draws, spec and data,
 and :class:`bayeslaw.Fit` is one.  The law is the same function as in the PyMC graph
-(``xp=numpy``) and the effects and noise go through the same :mod:`bayeslaw.model.arithmetic`, so
-nothing is recompiled.  Group effects are resolved per row:
+(``xp=numpy``) and the effects go through the same :mod:`bayeslaw.model.arithmetic`, so
+nothing is recompiled; the noise of the draws is :mod:`bayeslaw.posterior.noise`'s.  Group
+effects are resolved per row:
 
 * a row whose ``run`` was fitted uses that run's own posterior parameters;
 * otherwise each group effect uses the fitted level's draws when the row's level was seen,
@@ -19,14 +20,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from .. import constants as C
 from ..data.schedules import LR, LR_AREA, PLAN_COLUMNS, SCHEDULE, TERM_COLUMNS, build, terms
 from ..data.table import LossData, read_table
-from ..errors import DataError, FitFileError
-from ..laws.functions import NODE_COLUMNS
-from ..model.arithmetic import density_terms, link_value, noise_scale, standard_noise
+from ..errors import DataError
+from ..laws.multi_power import NODE_COLUMNS
+from ..model.arithmetic import link_value
 from ..model.plan import level_dim, require_forward_area
 from ..spec.model_spec import ModelSpec
 
@@ -210,74 +210,6 @@ def mean_draws(post: Posterior, table: pd.DataFrame, rng: np.random.Generator) -
         part = {k: v[lo:lo + block] if np.ndim(v) == 2 else v for k, v in theta.items()}
         out[lo:lo + block] = law(np, cov, part, post.spec.reference)
     return out
-
-
-def base_scale(post: Posterior, table: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
-    """``sigma`` with each row's level deviation ``sigma_log_dev`` on the log scale, ``(S, n)``.
-
-    The deviations are looked up by level label in the posterior's own coordinates (the
-    model's levels, held-out runs included), never by position in the fitted data: a
-    training part's runs are a subset of the model's, in another order.
-    """
-    lk = post.spec.likelihood
-    sigma = post.draws("sigma")[:, None]
-    if lk.sigma_by is None:
-        return np.broadcast_to(sigma, (len(sigma), len(table)))
-    values = group_values(post, table, lk.sigma_by)
-    spread = post.draws("sigma_spread")
-    if "sigma_log_dev" in post.idata.posterior:
-        dev = level_draws(post, "sigma_log_dev", lk.sigma_by, values, spread, rng)
-        return link_value(np, sigma, "log", [dev])
-    # a fit saved before the deviations were stored: only per-run scales, by run label
-    if lk.sigma_by != C.RUN:
-        raise FitFileError("this fit file predates the per-level noise deviations "
-                           "('sigma_log_dev') that a noise scale by "
-                           f"{lk.sigma_by!r} needs: refit with this version of bayeslaw")
-    dev = np.log(post.draws("sigma_run") / sigma)
-    return link_value(np, sigma, "log", [by_label(post.model_runs.tolist(), dev, values,
-                                                  spread, rng)])
-
-
-def noise_scale_draws(post: Posterior, table: pd.DataFrame, rng: np.random.Generator,
-                      mu: np.ndarray) -> np.ndarray:
-    """Marginal noise scale per draw and row, ``(S, n)``, given the law's value ``mu``.
-
-    New runs / levels draw theirs from the population; with ``sigma_decay`` the scale falls
-    as ``(D / D_ref) ** -sigma_decay``; with ``sigma_relative`` it is a fraction of ``mu``
-    (the draws of :func:`mean_draws` on the same rows).
-    """
-    lk = post.spec.likelihood
-    log_d = decay = None
-    if lk.sigma_decay is not None:
-        log_d = np.log(table[C.D].to_numpy(float)[None, :] / post.spec.reference[C.D])
-        decay = post.draws("sigma_decay")[:, None]
-    return noise_scale(np, base_scale(post, table, rng), log_d=log_d, decay=decay,
-                       mu=mu if lk.sigma_relative else None)
-
-
-def noise(post: Posterior, scale: np.ndarray, rng: np.random.Generator,
-          draw_index: np.ndarray | None = None) -> np.ndarray:
-    """Observation noise with per-draw ``scale``; ``draw_index`` maps rows to posterior draws."""
-    family, nu = post.spec.likelihood.family, None
-    if family == "student_t":
-        nu = post.draws("nu")
-        nu = (nu if draw_index is None else nu[draw_index])[:, None]
-    return scale * standard_noise(rng, family, scale.shape, nu)
-
-
-def log_density(post: Posterior, y: np.ndarray, mu: np.ndarray, scale: np.ndarray
-                ) -> np.ndarray:
-    """The likelihood's log density per draw, ``(S, n)``.
-
-    Its terms are :func:`bayeslaw.model.arithmetic.density_terms`'s.
-    ``y`` is shared by all draws ``(n,)`` or has one row per draw ``(S, n)`` (replicated data).
-    """
-    y = np.asarray(y, float)
-    y = y[None, :] if y.ndim == 1 else y
-    family = post.spec.likelihood.family
-    nu = np.asarray(post.draws("nu"), float)[:, None] if family == "student_t" else None
-    constant, factor, core = density_terms(np, special.gammaln, family, (y - mu) / scale, nu)
-    return constant - np.log(scale) + factor * core
 
 
 def schedules_of(post: Posterior, schedule: Any = None, points: pd.DataFrame | None = None

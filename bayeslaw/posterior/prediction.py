@@ -16,10 +16,17 @@ import pandas as pd
 
 from .. import constants as C
 from ..errors import ArgumentError, DataError, ImportanceWeightsWarning
-from ..model.arithmetic import conditional_terms, relative_variance
-from .draws import Posterior, log_density, mean_draws, noise, noise_scale_draws, scheduled_points
-from .likelihood import predictive_draws, sequential_terms
-from .walk import hurst_draws, walk_bridge
+from ..model.noise import conditional_terms, relative_variance
+from .draws import Posterior, mean_draws, scheduled_points
+from .noise import (
+    hurst_draws,
+    log_density,
+    noise,
+    noise_scale_draws,
+    predictive_draws,
+    sequential_terms,
+    walk_bridge,
+)
 
 
 @dataclass(frozen=True)
@@ -91,7 +98,7 @@ def predict(fit: Posterior, points: pd.DataFrame, *, kind: str = "predictive",
     kind : {"predictive", "epistemic"}
         ``predictive`` includes observation noise; ``epistemic`` is the law's value.  With a
         random-walk residual (``walk``), a predictive row of a fitted run starts from that
-        run's logged residuals (:func:`bayeslaw.posterior.walk.walk_draws`).
+        run's logged residuals (:func:`bayeslaw.posterior.noise.walk_draws`).
     probs : sequence of float
         Central band probabilities, each in (0, 1).
     seed : int

@@ -13,15 +13,15 @@ import numpy as np
 import pandas as pd
 
 from .. import constants as C
-from ..data.schedules import RunSchedule
 from ..data.table import LossData
 from ..errors import ApproximationWarning, ConvergenceError, ConvergenceWarning, FitFileError
 from ..files import atomic_write
+from ..laws.multi_power import RunSchedule
 from ..spec.model_spec import ModelSpec
 from ..spec.settings import SamplerSettings
 from .diagnostics import Diagnostics, Thresholds, diagnose, judge
 from .draws import Posterior
-from .likelihood import pointwise_log_likelihood
+from .noise import pointwise_log_likelihood
 
 
 @dataclass(frozen=True, eq=False, repr=False)

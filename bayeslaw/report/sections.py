@@ -19,7 +19,7 @@ from .. import constants as C
 from ..data.schedules import TERM_COLUMNS
 from ..model.plan import groups_of, level_dim
 from ..posterior import derived
-from ..posterior.likelihood import residuals
+from ..posterior.noise import residuals
 from ..posterior.prediction import predict
 from .document import Block, Image, Section, figure_png, slug
 from .folders import coefficients_sentence, diagnostics_table, sampler_sentence

@@ -201,6 +201,10 @@ class Likelihood:
     distance ``g`` in log D above enters as ``g^(2h)`` (a fractional walk): h = 1/2 (the
     default) is the random walk, h near 1 a drift whose spread grows in proportion to the
     distance (a run's residual bending away from the law along a trend of its own).
+
+    These are the spec's keys; the noise model is written once in :mod:`bayeslaw.model.noise`
+    (the graph's and the simulator's arithmetic) and evaluated on posterior draws by
+    :mod:`bayeslaw.posterior.noise`, whose docstrings describe it in full.
     """
 
     family: str

@@ -8,9 +8,16 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.data.schedules import RunSchedule, node_areas
 from bayeslaw.errors import DataError
-from bayeslaw.laws.functions import NODE_COLUMNS, NODES, annealing_area, multi_power, rate
+from bayeslaw.laws.functions import annealing_area
+from bayeslaw.laws.multi_power import (
+    NODE_COLUMNS,
+    NODES,
+    RunSchedule,
+    multi_power,
+    node_areas,
+    rate,
+)
 
 REF = {"N": 1e8, "D": 1e9}
 
@@ -286,7 +293,7 @@ def test_predict_what_if_an_earlier_cool_down():
 
 
 def _grid(decay_start: float):
-    from bayeslaw.laws.functions import grid
+    from bayeslaw.laws.multi_power import grid
     D = grid(1e9, [1e7, decay_start])
     return D, rate("wsd", D, warmup=1e7, horizon=1e9, decay_start=decay_start)
 

@@ -268,7 +268,7 @@ def test_exact_refits_replace_the_worst_k_points(four_depths):
     # in-sample one, by about what PSIS estimates (a refit that kept the point would sit at
     # the in-sample value)
     from bayeslaw.evaluation.metrics import pointwise_lpd
-    from bayeslaw.posterior.likelihood import log_likelihood
+    from bayeslaw.posterior.noise import log_likelihood
 
     in_sample = pointwise_lpd(log_likelihood(true, true.data.frame.iloc[worst]))
     # measured when written: in-sample 3.349 / 2.432, exact 3.307 / 2.068, PSIS 3.306 / 2.095:

@@ -12,7 +12,7 @@ import bayeslaw as bl
 from bayeslaw.errors import DataError, SpecError
 from bayeslaw.laws.registry import evaluate, get_law, law_for_columns
 from bayeslaw.model.arithmetic import link_value
-from bayeslaw.posterior.likelihood import log_likelihood
+from bayeslaw.posterior.noise import log_likelihood
 
 from ..conftest import prior_fit
 

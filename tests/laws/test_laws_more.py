@@ -15,7 +15,7 @@ import pytest
 import bayeslaw as bl
 from bayeslaw.data.public import load_parscale
 from bayeslaw.errors import DataError, SpecError
-from bayeslaw.laws.functions import NODE_COLUMNS
+from bayeslaw.laws.multi_power import NODE_COLUMNS
 from bayeslaw.laws.registry import LAWS, evaluate, law_for_columns
 from bayeslaw.model.graph import LossModel, cov_data_name
 from bayeslaw.model.plan import check_compatible, make_plan

@@ -16,11 +16,16 @@ import pytest
 import bayeslaw as bl
 from bayeslaw.errors import SpecError
 from bayeslaw.inference.modelcache import get_model
-from bayeslaw.model.arithmetic import previous_rows, walk_variance
-from bayeslaw.posterior.draws import mean_draws, noise_scale_draws
-from bayeslaw.posterior.likelihood import log_likelihood, pointwise_log_likelihood
+from bayeslaw.model.noise import previous_rows, walk_variance
+from bayeslaw.posterior.draws import mean_draws
+from bayeslaw.posterior.noise import (
+    log_likelihood,
+    noise_scale_draws,
+    pointwise_log_likelihood,
+    walk_bridge,
+    walk_draws,
+)
 from bayeslaw.posterior.prediction import predict
-from bayeslaw.posterior.walk import walk_bridge, walk_draws
 from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
 from bayeslaw.spec.catalog import load_spec
 from bayeslaw.spec.model_spec import ModelSpec
@@ -406,7 +411,7 @@ def test_held_out_runs_get_their_own_levels_noise_scale(curves, sigma_by):
 def _one_step_residuals(truth, data):
     """Standardised residuals of each point given its run's previous point (model order)."""
     from bayeslaw.posterior.draws import Posterior
-    from bayeslaw.posterior.likelihood import sequential_terms
+    from bayeslaw.posterior.noise import sequential_terms
 
     fit = Posterior(truth.idata, truth.spec, data)
     frame, rng = data.frame, np.random.default_rng(0)

@@ -47,8 +47,8 @@ def test_prior_predictive_curves_follow_the_models_own_process(points, kind):
     (tolerance 0.06) and the lag-1 correlation's 1 / sqrt(13,500) = 0.009 (tolerance 0.05)."""
     import arviz as az
 
-    from bayeslaw.posterior.draws import Posterior, mean_draws, noise_scale_draws
-    from bayeslaw.posterior.likelihood import sequential_terms
+    from bayeslaw.posterior.draws import Posterior, mean_draws
+    from bayeslaw.posterior.noise import noise_scale_draws, sequential_terms
 
     spec = noise_spec(NOISE[kind], "normal")
     prior = sample_prior_predictive(points, spec, draws=300, seed=5)

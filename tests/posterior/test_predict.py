@@ -86,7 +86,7 @@ def test_thin_log_spaced_keeps_last_point():
 def test_a_fit_built_from_reused_draws_computes_its_own_log_likelihood(stored_fit):
     """Fit.from_draws never keeps a log-likelihood the draws carried: the same draws with
     other losses get the log-likelihood of those losses (and the caller's idata is kept)."""
-    from bayeslaw.posterior.likelihood import pointwise_log_likelihood
+    from bayeslaw.posterior.noise import pointwise_log_likelihood
 
     frame = stored_fit.data.frame.copy()
     frame["loss"] = frame["loss"] * 1.01

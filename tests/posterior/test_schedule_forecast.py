@@ -12,7 +12,7 @@ import pytest
 import bayeslaw as bl
 from bayeslaw.data.schedules import TERM_COLUMNS
 from bayeslaw.errors import DataError
-from bayeslaw.laws.functions import multi_power
+from bayeslaw.laws.multi_power import multi_power
 
 from ..data.test_schedules import THETA, fixed_draws
 
