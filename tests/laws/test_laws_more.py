@@ -28,7 +28,7 @@ from bayeslaw.spec.parts import link_width
 NEW_LAWS = ("parallel_streams", "parallel_streams_data", "looped_streams", "iso_depth",
             "iso_depth_eff", "chinchilla_anneal")
 THETA = dict(E=1.3, a=0.6, alpha=0.2, k=0.35, b=0.5, beta=0.4, c=0.08, gamma=0.45, phi=0.6,
-             d=0.2, kappa=5.0, zeta=0.6, omega=0.5)
+             d=0.2, kappa=5.0, zeta=0.6, omega=0.5, m=2.5, f=0.5, q=0.4)
 REF = {"N": 1.5e9, "D": 2e10, "P": 2.0}
 
 
