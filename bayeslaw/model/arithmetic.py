@@ -9,6 +9,7 @@ effects of a ``[correlation]`` block through the LKJ vine (:func:`vine_shapes`,
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -73,3 +74,23 @@ def correlation_cholesky(xp: Any, partials: dict[tuple[int, int], Any], k: int) 
         entries += [zero] * (k - 1 - i)
         rows.append(xp.stack(entries, axis=-1))
     return xp.stack(rows, axis=-2)
+
+
+def mvn_chol_logp(xp: Any, delta: Any, chol: Any, k: int) -> Any:
+    """Log density of each row of ``delta`` (levels x k) under ``MvNormal(0, chol chol^T)``.
+
+    ``chol`` is lower triangular with a positive diagonal; the solve ``chol z = delta`` is
+    written out by forward substitution over the ``k`` columns (``k`` is a handful: a
+    ``[correlation]`` block's effects), so that the compiled density needs no triangular
+    solve of a linear-algebra library: ``-|z|^2 / 2 - sum(log diag chol) - k log(2 pi) / 2``.
+    """
+    z: list[Any] = []
+    for i in range(k):
+        part = delta[..., i]
+        for j in range(i):
+            part = part - chol[..., i, j] * z[j]
+        z.append(part / chol[..., i, i])
+    square = sum(zi ** 2 for zi in z)
+    log_det = sum(xp.log(chol[..., i, i]) for i in range(k))
+    return -0.5 * square - log_det - 0.5 * k * math.log(2.0 * math.pi)
+

@@ -47,3 +47,17 @@ def test_vine_partial_correlations_give_lkj_marginals(k):
             assert stats.kstest((corr[:, i, j] + 1) / 2, stats.beta(a, a).cdf).pvalue > 1e-3
     wrong = stats.kstest((corr[:, k - 2, k - 1] + 1) / 2, stats.beta(a + 0.5, a + 0.5).cdf)
     assert wrong.pvalue < 1e-10
+
+
+def test_mvn_chol_logp_against_scipy():
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(3, 3))
+    cov = a @ a.T + 0.5 * np.eye(3)
+    chol = np.linalg.cholesky(cov)
+    delta = rng.normal(size=(6, 3))
+    np.testing.assert_allclose(kernel.mvn_chol_logp(np, delta, chol, 3),
+                               stats.multivariate_normal(np.zeros(3), cov).logpdf(delta),
+                               rtol=1e-12)
+    # batched factors (the graph broadcasts the factor to the levels' batch shape)
+    np.testing.assert_allclose(kernel.mvn_chol_logp(np, delta, chol[None], 3),
+                               kernel.mvn_chol_logp(np, delta, chol, 3), rtol=1e-15)
