@@ -80,7 +80,7 @@ def _mvn_random(mu: Any, chol: Any, rng: np.random.Generator | None = None,
                 size: Any = None) -> np.ndarray:
     """Draws of ``MvNormal(mu, chol chol^T)`` (the ``[correlation]`` levels' prior)."""
     shape = (*np.atleast_1d(size), mu.shape[-1]) if size is not None else mu.shape
-    return mu + rng.standard_normal(shape) @ np.swapaxes(chol, -1, -2)
+    return mu + np.einsum("...ij,...j->...i", chol, rng.standard_normal(shape))
 
 
 class LossModel:

@@ -35,9 +35,9 @@ def test_fit_and_report_commands_on_curves(curves_csv, tmp_path, capsys):
     svg = (out / "grid.svg").read_text()
     assert all(f"<!-- c{k} -->" in svg for k in range(4)) and "N = " not in svg
     fit = Fit.load(out / "fit.nc")
-    assert fit.spec.law == "curve_power" and "N" not in fit.data.frame.columns
+    assert fit.spec.law == "curve_bend" and "N" not in fit.data.frame.columns
     table = pd.read_csv(out / "coefficients.csv", index_col=0)
-    assert {"m", "f", "beta", "E", "B", "m_by_run_sd"} <= set(table.index)
+    assert {"m", "f", "beta", "q", "E", "B", "c", "D0", "m_by_run_sd"} <= set(table.index)
     assert table.loc["m", "mean"] == pytest.approx(float(fit.draws("m").mean()))
     assert "`m`: the curve's loss at D_ref" in (out / "coefficients.md").read_text()
     printed = capsys.readouterr().out

@@ -61,7 +61,7 @@ def curves(seed: int = 0, n_runs: int = 3, points: int = 8) -> pd.DataFrame:
 def test_a_table_of_curves_needs_no_N():
     data = bl.load(curves())
     assert "N" not in data.frame.columns and len(data.runs) == 3
-    assert law_for_columns(frozenset(data.columns)) == "curve_power"
+    assert law_for_columns(frozenset(data.columns)) == "curve_bend"
     assert bl.load_spec(None, law="curve_power").correlation.params == ("m", "f", "beta")
     # final losses (one row per run) still need N: there is no curve to follow
     with pytest.raises(DataError, match=r"lacks column\(s\) \['N'\]"):

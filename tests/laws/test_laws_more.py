@@ -178,6 +178,7 @@ def _iso_table() -> pd.DataFrame:
 
 TRUTH = {
     "curve_power": dict(m=2.5, f=0.5, beta=0.4),
+    "curve_bend": dict(m=2.5, f=0.5, beta=0.4, q=0.6),
     "parallel_streams": dict(E=0.7, a=0.4, alpha=0.19, k=0.39),
     "parallel_streams_data": dict(E=0.7, a=0.4, alpha=0.19, k=0.39, b=0.3, beta=0.4),
     "looped_streams": dict(E=0.78, a=0.24, alpha=0.29, c=0.05, gamma=0.48),
@@ -206,7 +207,7 @@ def synthetic(spec_name: str) -> bl.LossData:
         table = _streams_table(with_D=True)
     elif spec.law == "iso_depth":
         table = _iso_table()
-    elif spec.law == "curve_power":  # curves without a model size
+    elif spec.law in ("curve_power", "curve_bend"):  # curves without a model size
         table = design((1e8, 3e8, 1e9), None, np.geomspace(3e7, 2e10, 8)).drop(columns="N")
     elif any(e.group == "peak_lr" for e in spec.effects) or spec.law == "chinchilla_anneal":
         # curves with their learning rate and horizon
@@ -255,8 +256,9 @@ def test_default_spec_builds_with_finite_logp(name):
     m = lm.model
     for c in spec.law_obj.covariates:
         assert cov_data_name(c) in m.named_vars  # one pm.Data container per covariate
+    # 0.5: inside every parameter's domain (curve_bend's q lies in (0, 1))
     for n in [*spec.free_params, *spec.law_obj.natural(dict.fromkeys(spec.law_obj.param_names,
-                                                                     1.0),
+                                                                     0.5),
                                                        dict.fromkeys(spec.reference, 1.0))]:
         assert n in m.named_vars, n
     ip = m.initial_point()

@@ -5,8 +5,8 @@
 each entry stores the spec, the data and a point in unconstrained coordinates), before any
 rewrite of the graph for speed: a cheaper graph must be the same model, to rtol 1e-9.  A spec
 shipped later gets its entry when it is added (``make_logp_reference.py --missing``, which
-leaves the others as they are): ``curve_power`` at the commit that added it (issue 35).  No
-sampling; each spec's model is compiled once (C backend).
+leaves the others as they are): ``curve_power`` and ``curve_bend`` at the commits that added
+them (issue 35).  No sampling; each spec's model is compiled once (C backend).
 """
 
 import json
