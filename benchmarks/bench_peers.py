@@ -17,7 +17,7 @@ Scales: per curve, ``D = x / (the curve's largest context x)`` and ``loss = y / 
 elsewhere).  The fit, the forecasts and the log densities are therefore on ``y / y_scale``,
 the scale on which the protocol scores LL (:func:`bayeslaw.evaluation.metrics.curve_scores`
 gets ``y_scale=1``: already divided); RMSLE and MSCE do not depend on the scale.  The law is
-``curve_power`` with its reference ``D = 1`` (each curve's last context point); ``--spec``
+the default law of a table of curves (``curve_bend``) with its reference ``D = 1`` (each curve's last context point); ``--spec``
 replaces that spec (then it must set its own reference).
 
 Scores per curve on its targets (:func:`~bayeslaw.evaluation.metrics.curve_scores`): RMSLE of
@@ -72,8 +72,9 @@ DATASETS = ("IC", "NMT", "LM", "BB", "DD", "Nano", "ColPret")
 NLP_NANO = ("NMT", "LM", "BB", "Nano")
 #: The data sets the issue allows for choosing the law's form, priors and noise.
 SELECTION = ("IC", "DD")
-#: The default spec: curve_power with the reference at each curve's last context point.
-DEFAULT_SPEC = {"law": "curve_power", "reference": {"D": 1.0}}
+#: The default spec: the default law of a table of curves (curve_bend) with the reference at
+#: each curve's last context point.
+DEFAULT_SPEC = {"law": "curve_bend", "reference": {"D": 1.0}}
 
 #: Published figures, ``(RMSLE, LL, MSCE)`` per data set (None: not published), from
 #: ``../shared/data/nslpfn_bench/README.txt`` (the tables of Lee et al. 2025, 3 training runs).
@@ -106,7 +107,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--selection", action="store_true", help="inner splits of the context "
                    "(IC, DD): fit each curve's first half, score the rest")
     p.add_argument("--spec", help="a spec (TOML path or shipped name) instead of "
-                   "curve_power with reference D = 1")
+                   "curve_bend with reference D = 1")
     p.add_argument("--data", type=Path, default=DATA, help=f"default {DATA}")
     p.add_argument("--out", help="Markdown results file, or a folder for "
                    "peers_<mode>_<date>.md")
