@@ -17,8 +17,9 @@ Scales: per curve, ``D = x / (the curve's largest context x)`` and ``loss = y / 
 elsewhere).  The fit, the forecasts and the log densities are therefore on ``y / y_scale``,
 the scale on which the protocol scores LL (:func:`bayeslaw.evaluation.metrics.curve_scores`
 gets ``y_scale=1``: already divided); RMSLE and MSCE do not depend on the scale.  The law is
-the default law of a table of curves (``curve_bend``) with its reference ``D = 1`` (each curve's last context point); ``--spec``
-replaces that spec (then it must set its own reference).
+the default law of a table of curves (``curve_bend``) with its reference ``D = 1`` (each
+curve's last context point); ``--spec`` replaces that spec (then it must set its own
+reference).
 
 Scores per curve on its targets (:func:`~bayeslaw.evaluation.metrics.curve_scores`): RMSLE of
 the predictive median, LL (mean log predictive density, :func:`bayeslaw.log_density`) and
