@@ -37,7 +37,7 @@ from scipy import optimize
 from .. import constants as C
 from ..data.table import LossData
 from ..errors import BaselineConvergenceWarning, BayeslawError
-from ..laws.registry import CURVE_LAW
+from ..laws.registry import CURVE_LAWS
 from ..spec.model_spec import ModelSpec
 
 #: Starting values per parameter (centered scale); the grid is their product.
@@ -213,15 +213,15 @@ def left_out(spec: ModelSpec) -> str | None:
     """Why a backtest of ``spec`` has no baseline rows (a note for its table), or None.
 
     The baseline fits one set of coefficients to every run.  A population of curves
-    (:data:`~bayeslaw.laws.registry.CURVE_LAW`) has none: each curve has its own ``m``, ``f``
+    (:data:`~bayeslaw.laws.registry.CURVE_LAWS`) has none: each curve has its own ``m``, ``f``
     and ``beta``, and one curve through all of them is not the fit a user would run (that
     would be a point fit of each curve on its own, which this module does not make).
     """
-    if spec.law != CURVE_LAW:
+    if spec.law not in CURVE_LAWS:
         return None
     return (f"no baseline rows: the least-squares baseline fits one set of coefficients to "
-            f"every run, and law {spec.law!r} gives each curve its own (m, f and beta by "
-            "curve); one curve through all of them is not a baseline worth scoring, so it is "
+            f"every run, and law {spec.law!r} gives each curve its own coefficients (m, f and "
+            "beta by curve); one curve through all of them is not a baseline worth scoring, so it is "
             "left out for this law")
 
 

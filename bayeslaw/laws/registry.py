@@ -317,6 +317,9 @@ SCHEDULE_LAW = "multi_power"
 #: limit on every draw and did not finish in 17 minutes).
 CURVE_LAW = "curve_bend"
 
+#: The laws of a population of curves (coefficients by curve, no model size).
+CURVE_LAWS = frozenset({"curve_power", "curve_bend"})
+
 
 def law_for_columns(columns: set[str] | frozenset[str]) -> str:
     """Default law for a table's columns.

@@ -1,6 +1,6 @@
 """The grid figure of a table of curves without model sizes: one panel per curve.
 
-A table of curves (``run``, ``D``, ``loss``, no ``N``: the law ``curve_power``) has no sizes or
+A table of curves (``run``, ``D``, ``loss``, no ``N``: the law ``curve_bend``) has no sizes or
 depths to lay its panels out by, so each curve gets a panel of its own, titled with its run's
 name, in the sweep's layout (:func:`bayeslaw.plots.panels.grid_layout`: at most six panels a row;
 past 48 curves, neighbouring curves in the table's order share a panel, each in its own

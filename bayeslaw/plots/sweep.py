@@ -114,7 +114,7 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     readable.
 
     A table of curves without an ``N`` column (``run``, ``D``, ``loss``: the law
-    ``curve_power``) gets one panel per curve instead, titled with its run's name, in the same
+    ``curve_bend``) gets one panel per curve instead, titled with its run's name, in the same
     layout (curves sharing panels past :data:`~bayeslaw.plots.panels.MAX_PANELS` of them), each
     panel with its own loss range, and by default each curve is forecast to twice its own
     largest ``D`` (:mod:`bayeslaw.plots.curves`).

@@ -140,7 +140,7 @@ def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,
     columns call for (:func:`bayeslaw.laws.registry.law_for_columns`: ``multi_power`` for curves
     with a learning-rate schedule, ``looped_total`` with ``T_m``,
     ``parallel_streams`` with ``P``, ``iso_depth`` with ``N_once`` and ``N_rec``,
-    ``curve_power`` for curves without ``N``, else ``chinchilla``).  A spec that names no law
+    ``curve_bend`` for curves without ``N``, else ``chinchilla``).  A spec that names no law
     (a dict or TOML file of overrides) is merged over the default spec of that same law.
     """
     if isinstance(spec, ModelSpec):

@@ -54,3 +54,17 @@ def test_graph_evaluates_the_same_law():
     graph = LAW(pt, {"D": pt.as_tensor(D)}, {k: pt.as_tensor(v) for k, v in THETA.items()},
                 REF).eval()
     np.testing.assert_allclose(graph, evaluate(LAW, {"D": D}, THETA, REF), rtol=1e-12)
+
+
+@pytest.mark.parametrize("law", ["curve_power", "curve_bend", "chinchilla"])
+def test_backtest_baseline_left_out_for_every_curve_law(law):
+    """A backtest of either curve law has no least-squares baseline rows (one set of
+    coefficients for every curve), and says so; a sweep's law keeps them."""
+    from bayeslaw.evaluation.baseline import left_out
+    from bayeslaw.spec.catalog import load_spec
+
+    note = left_out(load_spec(None, law=law))
+    if law == "chinchilla":
+        assert note is None
+    else:
+        assert note.startswith("no baseline rows") and repr(law) in note
