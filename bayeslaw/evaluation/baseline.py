@@ -220,9 +220,9 @@ def left_out(spec: ModelSpec) -> str | None:
     if spec.law not in CURVE_LAWS:
         return None
     return (f"no baseline rows: the least-squares baseline fits one set of coefficients to "
-            f"every run, and law {spec.law!r} gives each curve its own coefficients (m, f and "
-            "beta by curve); one curve through all of them is not a baseline worth scoring, so it is "
-            "left out for this law")
+            f"every run, and law {spec.law!r} gives each curve its own coefficients (m, f "
+            "and beta by curve); one curve through all of them is not a baseline worth "
+            "scoring, so it is left out for this law")
 
 
 def _minimize(f: Callable[[np.ndarray], float], x0: np.ndarray, maxiter: int
