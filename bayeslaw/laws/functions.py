@@ -112,8 +112,8 @@ def curve_bend(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
     ``D_0 = D_ref ((1 - q) / q)^(1 / c)`` and ``B = m f / (1 - q)``.
     """
     q = theta["q"]
-    drop = xp.exp(theta["beta"] / q * xp.log(cov["D"] / ref["D"]))
-    return theta["m"] * (1.0 - theta["f"] + theta["f"] / (1.0 - q + q * drop))
+    bend = _power_term(xp, cov["D"], 0.0, ref["D"], q, -theta["beta"] / q)  # q (D/D_ref)^c
+    return theta["m"] * (1.0 - theta["f"] + theta["f"] / (1.0 - q + bend))
 
 
 def cosine_progress(xp: Any, D: Any, horizon: Any) -> Any:

@@ -112,6 +112,17 @@ class Law:
         return tuple(p.name for p in self.params)
 
     @property
+    def natural_names(self) -> tuple[str, ...]:
+        """Names of the textbook coefficients :attr:`natural` returns (``A``, ``B``, ...).
+
+        Read from one evaluation at 0.5 for every parameter (inside every parameter's
+        domain: shares such as ``curve_bend``'s ``q`` lie in (0, 1)) and 1.0 for the
+        reference point.
+        """
+        return tuple(self.natural(dict.fromkeys(self.param_names, 0.5),
+                                  dict.fromkeys(self.reference_keys, 1.0)))
+
+    @property
     def reference_keys(self) -> tuple[str, ...]:
         """Keys of the reference point (the centering value of each term)."""
         return self.ref_keys if self.ref_keys is not None else self.covariates
@@ -317,8 +328,9 @@ SCHEDULE_LAW = "multi_power"
 #: limit on every draw and did not finish in 17 minutes).
 CURVE_LAW = "curve_bend"
 
-#: The laws of a population of curves (coefficients by curve, no model size).
-CURVE_LAWS = frozenset({"curve_power", "curve_bend"})
+#: The laws of a population of curves: ``D`` their only covariate (coefficients by curve, no
+#: model size).
+CURVE_LAWS = frozenset(name for name, law in LAWS.items() if law.covariates == ("D",))
 
 
 def law_for_columns(columns: set[str] | frozenset[str]) -> str:

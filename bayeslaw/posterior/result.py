@@ -137,10 +137,7 @@ class Fit(Posterior):
         """Law coefficients (sampled ones, then textbook A, B, C) and noise parameters."""
         law = self.spec.law_obj
         names = list(self.spec.free_params)
-        # 0.5: inside every parameter's domain (shares such as curve_bend's q lie in (0, 1))
-        names += [n for n in law.natural({p: 0.5 for p in law.param_names},
-                                         dict.fromkeys(law.reference_keys, 1.0))
-                  if n in self.idata.posterior]
+        names += [n for n in law.natural_names if n in self.idata.posterior]
         names += [n for n in ("sigma", "sigma_spread", "nu", "sigma_decay", "ar1", "walk",
                               "walk_start", "walk_hurst")
                   if n in self.idata.posterior]

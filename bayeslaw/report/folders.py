@@ -81,7 +81,7 @@ def coefficients_sentence(fit: Fit) -> str:
         return ("`a`, `b`, `c` are each term's loss contribution at the reference point "
                 f"({ref}); `A`, `B`, `C` are the textbook coefficients"
                 + ("; `_sd` rows are the spreads of group effects." if spec.effects else "."))
-    textbook = list(law.natural({p.name: 0.5 for p in law.params}, spec.reference))
+    textbook = law.natural_names
     by_run = any(e.group == C.RUN for e in spec.effects)
     return ("; ".join(f"`{p.name}`: {p.description}" for p in law.params)
             + f" (reference point {ref}); " + ", ".join(f"`{k}`" for k in textbook)
