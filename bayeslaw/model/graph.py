@@ -329,8 +329,9 @@ class LossModel:
         if all(self.plan.mask(e.name).all() for e in effects):
             law = self.spec.law_obj
             centre = pt.stack([link_of(pt, scalars[p], law.param(p).link) for p in corr.params])
-            # MvNormal's density written out (arithmetic.mvn_chol_logp): pm.MvNormal's
-            # triangular solve made each gradient of the compiled model ~5x slower
+            # MvNormal's density written out (arithmetic.mvn_chol_logp): with pm.MvNormal's
+            # triangular solve a gradient cost 504 us instead of 149 us on IC's selection
+            # table (benchmarks/results/peers_selection_2026-12-02.md)
             levels = pm.CustomDist(f"{corr.name}_levels", centre, chol,
                                    logp=lambda v, mu, c: mvn_chol_logp(pt, v - mu, c, k),
                                    random=_mvn_random, signature="(k),(k,k)->(k)",
