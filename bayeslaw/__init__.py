@@ -79,6 +79,8 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "Thresholds": ("posterior.diagnostics", "Thresholds"),
     "UnidentifiedSplitWarning": ("errors", "UnidentifiedSplitWarning"),
     "WarmStartWarning": ("errors", "WarmStartWarning"),
+    "Widening": ("evaluation.widen", "Widening"),
+    "widening": ("evaluation.widen", "widening"),
     "write_fit_outputs": ("report.folders", "write_fit_outputs"),
     "write_grid_figures": ("report.folders", "write_grid_figures"),
 }
@@ -126,6 +128,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
     from .evaluation.comparison import Comparison, compare
     from .evaluation.refits import group_folds
     from .evaluation.splits import parse_split
+    from .evaluation.widen import Widening, widening
     from .inference.sampling import fit, fit_many, sample_prior_predictive
     from .laws.registry import LAWS, get_law
     from .plots.figures import plot_backtest, plot_final_losses, plot_group_effects, plot_residuals
@@ -182,6 +185,7 @@ __all__ = [
     "Thresholds",
     "UnidentifiedSplitWarning",
     "WarmStartWarning",
+    "Widening",
     "__version__",
     "backtest",
     "best_T_m",
@@ -210,6 +214,7 @@ __all__ = [
     "sample_prior_predictive",
     "simulate",
     "testing",
+    "widening",
     "write_fit_outputs",
     "write_grid_figures",
 ]

@@ -4,7 +4,7 @@ Run from the repository root::
 
     python benchmarks/bench_peers.py [--mode pooled|alone] [--datasets IC,DD,...]
         [--draws N --tune N --chains N --seed S] [--max-context N] [--selection]
-        [--spec SPEC] [--out FILE_OR_FOLDER]
+        [--spec SPEC] [--widen] [--out FILE_OR_FOLDER]
 
 Data: the seven data sets of NSL-PFN's benchmark (Lee et al., ICML 2025, arXiv 2505.23032)
 in ``../shared/data/nslpfn_bench/`` beside the repository (``README.txt`` there describes
@@ -42,6 +42,13 @@ no higher, LL no lower than NSL-PFN's.  Nothing here is tuned on them.
 law's form, priors and noise may be chosen): each curve's first
 ``max(3, min(int(0.5 L + 0.5), L - 1))`` context points (NSL-PFN's own split rule) are
 fitted and the rest of its context scored; targets are never read.  No published rows then.
+
+``--widen``: each data set's forecast is also scored widened (:class:`bayeslaw.Widening`:
+the predictive draws spread around their median by ``scale (1 + rate d)``, ``d`` the e-folds
+of x past the curve's last context point), the widening learned on the context alone: its
+curves re-split by NSL-PFN's rule, the first part fitted, the widening that best forecasts the
+rest of the context (maximum mean log density) kept.  One more fit per data set (per curve
+alone); both rows are printed and judged.
 
 ``--out`` writes the printed tables as Markdown, atomically, with the exact command at the
 top; a folder gets ``peers_<mode>[_selection]_<date>.md``.
@@ -109,6 +116,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "(IC, DD): fit each curve's first half, score the rest")
     p.add_argument("--spec", help="a spec (TOML path or shipped name) instead of "
                    "curve_bend with reference D = 1")
+    p.add_argument("--widen", action="store_true", help="also score the forecast widened "
+                   "with the distance past each curve's context (bayeslaw.Widening), learned "
+                   "on the context alone: one more fit per data set")
     p.add_argument("--data", type=Path, default=DATA, help=f"default {DATA}")
     p.add_argument("--out", help="Markdown results file, or a folder for "
                    "peers_<mode>_<date>.md")
@@ -203,14 +213,16 @@ class Scored:
     fits: pd.DataFrame
 
 
-def curve_row(curve: str, y: np.ndarray, log_density: np.ndarray, draws: np.ndarray) -> dict:
-    """One curve's NSL-PFN scores and its share of targets inside the 50% and 90% bands."""
+def curve_row(curve: str, y: np.ndarray, log_density: np.ndarray, draws: np.ndarray,
+              suffix: str = "") -> dict:
+    """One curve's NSL-PFN scores and its share of targets inside the 50% and 90% bands
+    (column names end in ``suffix``)."""
     s = metrics.curve_scores(y, log_density, draws=draws, y_scale=1.0)  # y already / y_scale
-    row = {"curve": curve, "n": s.n, "rmsle": s.rmsle, "ll": s.ll, "msce": s.msce}
+    row = {"rmsle": s.rmsle, "ll": s.ll, "msce": s.msce}
     for level in (0.5, 0.9):
         lower, upper = metrics.central_bounds(draws, level)
         row[f"in{level * 100:g}"] = float(np.mean((y >= lower) & (y <= upper)))
-    return row
+    return {"curve": curve, "n": s.n} | {k + suffix: v for k, v in row.items()}
 
 
 def one_row_per_point(context: pd.DataFrame) -> pd.DataFrame:
@@ -220,9 +232,36 @@ def one_row_per_point(context: pd.DataFrame) -> pd.DataFrame:
     return context.groupby(["run", "D"], as_index=False, sort=False)["loss"].mean()
 
 
+def fit_context(context: pd.DataFrame, spec: object, args: argparse.Namespace) -> bl.Fit:
+    """``spec`` fitted to context rows (convergence shown in the table, not warned)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bl.ConvergenceWarning)
+        return bl.fit(bl.load(one_row_per_point(context)), spec, seed=args.seed,
+                      draws=args.draws, tune=args.tune, chains=args.chains, progress=False)
+
+
+def learn_widening(frame: pd.DataFrame, spec: object, args: argparse.Namespace) -> bl.Widening:
+    """``--widen``: a :class:`bayeslaw.Widening` learned on the context alone.
+
+    Each curve's context is re-split by NSL-PFN's rule (:func:`inner_split`) and scaled
+    afresh (:func:`normalise`: D = 1 at the inner part's last point); ``spec`` is fitted to
+    the inner part and the widening that best forecasts the rest of the context is kept.
+    No target row is read.
+    """
+    inner = normalise(inner_split(frame))
+    result = fit_context(inner[inner["role"] == "context"], spec, args)
+    held = inner[inner["role"] == "target"][["run", "D", "loss"]].reset_index(drop=True)
+    return bl.Widening.learn(result, held, seed=args.seed, source="NSL-PFN's rule on the "
+                             "context")
+
+
 def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
                ) -> tuple[list[dict], dict]:
-    """Fit the context rows of ``frame``'s curves together; score its targets per curve."""
+    """Fit the context rows of ``frame``'s curves together; score its targets per curve.
+
+    With ``--widen`` each curve's row also holds the scores of the widened forecast
+    (columns ending in ``_w``).
+    """
     start = time.perf_counter()
     context = frame[frame["role"] == "context"]
     target = frame[frame["role"] == "target"].reset_index(drop=True)
@@ -230,21 +269,32 @@ def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
     facts = {"curves": len(runs), "error": "",
              "runs": ", ".join(runs[:2]) + (f" and {len(runs) - 2} more" if len(runs) > 2 else "")}
     try:
-        with warnings.catch_warnings():  # the table shows R-hat and divergences
-            warnings.simplefilter("ignore", bl.ConvergenceWarning)
-            fit = bl.fit(bl.load(one_row_per_point(context)), spec, seed=args.seed,
-                         draws=args.draws, tune=args.tune, chains=args.chains, progress=False)
-        draws = np.asarray(bl.predict(fit, target[["run", "D"]], seed=args.seed).draws)
+        widen = learn_widening(frame, spec, args) if args.widen else None
+        fit = fit_context(context, spec, args)
+        pred = bl.predict(fit, target[["run", "D"]], seed=args.seed)
         log_dens = np.asarray(bl.log_density(fit, target[["run", "D", "loss"]]), float)
+        if widen is not None:
+            wide = np.asarray(widen.apply(fit, pred).draws)
+            wide_dens = widen.log_density(fit, target[["run", "D", "loss"]], seed=args.seed)
     except bl.BayeslawError as err:  # one failed fit is reported, not the end of the run
         facts.update(seconds=time.perf_counter() - start, max_rhat=np.nan, divergences=0,
                      error=str(err).splitlines()[0])
         return [], facts
     facts.update(seconds=time.perf_counter() - start, max_rhat=fit.diagnostics.max_rhat,
                  divergences=fit.diagnostics.divergences)
+    if widen is not None:
+        facts.update(max_rhat=max(fit.diagnostics.max_rhat, widen.max_rhat),
+                     divergences=fit.diagnostics.divergences + widen.divergences,
+                     widen_scale=widen.scale, widen_rate=widen.rate,
+                     widen_points=widen.n_points)
+    draws = np.asarray(pred.draws)
     y = target["loss"].to_numpy()
-    rows = [curve_row(curve, y[idx], log_dens[idx], draws[:, idx])
-            for curve, idx in target.groupby("run").indices.items()]
+    rows = []
+    for curve, idx in target.groupby("run").indices.items():
+        row = curve_row(curve, y[idx], log_dens[idx], draws[:, idx])
+        if widen is not None:
+            row |= curve_row(curve, y[idx], wide_dens[idx], wide[:, idx], "_w")
+        rows.append(row)
     return rows, facts
 
 
@@ -270,7 +320,8 @@ def score_dataset(frame: pd.DataFrame, spec: object, args: argparse.Namespace) -
         fits.append(facts)
         if facts["error"]:
             print(f"  fit failed ({facts['runs']}): {facts['error']}", flush=True)
-    columns = ["curve", "n", "rmsle", "ll", "msce", "in50", "in90"]
+    columns = ["curve", "n"] + [c + w for w in ("", "_w") if w == "" or args.widen
+                                for c in ("rmsle", "ll", "msce", "in50", "in90")]
     return Scored(pd.DataFrame(curves, columns=columns), pd.DataFrame(fits))
 
 
@@ -288,9 +339,13 @@ def prepared(folder: Path, name: str, args: argparse.Namespace) -> pd.DataFrame:
 # Summaries, tables and targets
 
 
-def summary(scored: Scored, label: str) -> dict:
-    """One table row: the mean scores over curves, coverage with its interval over curves."""
-    c, f = scored.curves, scored.fits
+def summary(scored: Scored, label: str, suffix: str = "") -> dict:
+    """One table row: the mean scores over curves, coverage with its interval over curves
+    (the columns ending in ``suffix``: ``_w`` for the widened forecast)."""
+    f = scored.curves
+    c = f[["curve", "n"]].assign(**{k: f[k + suffix] for k in
+                                    ("rmsle", "ll", "msce", "in50", "in90")})
+    f = scored.fits
     attempted = int(f["curves"].sum())
     row = {"method": label, "curves": f"{len(c)}" + (f" of {attempted}"
                                                     if len(c) < attempted else ""),
@@ -351,7 +406,7 @@ def judged(key: str, row: dict) -> str:
     met = sum(bool(ok) for *_, ok in checks)
     partial = (f" (only {row['curves']} curves scored: failed fits, not comparable)"
                if " of " in row["curves"] else "")
-    return (f"- target {key} (pooled, against {TARGET_METHOD}): " + "; ".join(parts)
+    return (f"- target {key}, {row['method']} (against {TARGET_METHOD}): " + "; ".join(parts)
             + f" -> {met} of 3 met{partial}")
 
 
@@ -375,10 +430,33 @@ def header(args: argparse.Namespace, argv: list[str]) -> str:
     if args.max_context is not None:
         lines.append(f"Context thinned: at most {args.max_context} points per curve, evenly "
                      "in log x (--max-context); the published rows used every point.")
+    if args.widen:
+        lines.append("Widened rows: bands widened by a bayeslaw.Widening learned on the "
+                     "context alone (--widen; see the script's docstring).")
     if args.selection:
         lines.append("Selection: inner splits of the context only (first part fitted, rest "
                      "scored); targets not read; no published rows (they score the targets).")
     return "\n".join(lines) + "\n"
+
+
+def summaries(result: Scored, label: str, args: argparse.Namespace) -> list[dict]:
+    """The data set's rows: the fit's own forecast, and (``--widen``) the widened one."""
+    rows = [summary(result, label)]
+    if args.widen:
+        rows.append(summary(result, label[:-1] + ", widened)", "_w"))
+    return rows
+
+
+def widening_line(result: Scored) -> str:
+    """The widenings a data set's fits learned (``--widen``)."""
+    f = result.fits.dropna(subset=["widen_scale"]) if "widen_scale" in result.fits else None
+    if f is None or f.empty:
+        return ""
+    return ("Widening learned on the context (NSL-PFN's rule applied to it; scale at the last "
+            f"context point, rate per e-fold of x past it): scale {f['widen_scale'].min():.2f}"
+            f"-{f['widen_scale'].max():.2f}, rate {f['widen_rate'].min():.2f}-"
+            f"{f['widen_rate'].max():.2f} over {len(f)} fit(s), from "
+            f"{int(f['widen_points'].sum())} inner held-out points.\n")
 
 
 def report(scored: dict[str, Scored], args: argparse.Namespace) -> str:
@@ -386,22 +464,24 @@ def report(scored: dict[str, Scored], args: argparse.Namespace) -> str:
     label = f"bayeslaw ({args.mode}{', selection' if args.selection else ''})"
     parts, rows = [], {}
     for name, result in scored.items():
-        rows[name] = summary(result, label)
+        rows[name] = summaries(result, label, args)
     if all(n in scored for n in NLP_NANO):
         pool = Scored(pd.concat([scored[n].curves for n in NLP_NANO], ignore_index=True),
                       pd.concat([scored[n].fits for n in NLP_NANO], ignore_index=True))
-        rows["NLP+Nano"] = summary(pool, label)
-    for key, row in rows.items():
-        shown = [row] + ([] if args.selection else published(key))
+        rows["NLP+Nano"] = summaries(pool, label, args)
+    for key, own in rows.items():
+        shown = own + ([] if args.selection else published(key))
         parts.append(table(key, shown))
+        if key in scored:
+            parts.append(widening_line(scored[key]))
         failed = scored[key].fits if key in scored else pd.DataFrame({"error": []})
         for _, fit in failed[failed["error"] != ""].iterrows():
             parts.append(f"Failed fit, not scored ({fit['runs']}): {fit['error']}\n")
     if args.mode == "pooled" and not args.selection:
-        lines = [judged(key, rows[key]) for key in TARGET_KEYS if key in rows]
+        lines = [judged(key, row) for key in TARGET_KEYS if key in rows for row in rows[key]]
         if lines:
             parts.append("## Targets\n\n" + "\n".join(lines) + "\n")
-    return "\n".join(parts)
+    return "\n".join(p for p in parts if p)
 
 
 def out_path(args: argparse.Namespace) -> Path | None:
@@ -432,7 +512,7 @@ def main(argv: list[str] | None = None) -> None:
               f"{int((frame['role'] == 'context').sum())} context and "
               f"{int((frame['role'] == 'target').sum())} scored rows", flush=True)
         scored[name] = score_dataset(frame, spec, args)
-        print(table(name, [summary(scored[name], args.mode)]), flush=True)
+        print(table(name, summaries(scored[name], f"bayeslaw ({args.mode})", args)), flush=True)
     body = report(scored, args)
     print(body)
     path = out_path(args)

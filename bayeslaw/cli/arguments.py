@@ -137,6 +137,10 @@ def _add_predict_parser(sub: Any) -> None:
     g.add_argument("--recalibrate", metavar="SPLIT",
                    help="recalibrate the bands from an inner backtest of SPLIT on the fit's data "
                         "(one more fit; e.g. kfold:5+prefix:0.5 for runs in progress)")
+    g.add_argument("--widen", metavar="SPLIT",
+                   help="widen the bands with the distance past each run's data, learned from "
+                        "an inner backtest of SPLIT on the fit's data (one more fit; e.g. "
+                        "prefix:0.5); forecasts of fitted runs only")
     g.add_argument("--draws", type=int, help="the inner fit's draws per chain (spec default)")
     g.add_argument("--tune", type=int, help="the inner fit's tuning steps (spec default)")
     g.add_argument("--chains", type=int, help="the inner fit's chains (spec default)")

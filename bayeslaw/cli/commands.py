@@ -127,6 +127,22 @@ def _recalibrated(args: argparse.Namespace, result: Fit, pred: Prediction) -> Pr
     return rec.apply(pred)
 
 
+def _widened(args: argparse.Namespace, result: Fit, pred: Prediction) -> Prediction:
+    """``pred`` with its bands widened past each run's data (``--widen``)."""
+    from ..evaluation.widen import widening
+
+    if args.epistemic:
+        raise BayeslawError("--widen spreads predictive bands (learned from the log density "
+                            "of held-out points): drop --epistemic")
+    wide = widening(result.data, result.spec, args.widen, seed=args.seed, draws=args.draws,
+                    tune=args.tune, chains=args.chains)
+    print(f"widened from {wide.source}: scale {wide.scale:.3g}, rate {wide.rate:.3g} per "
+          f"e-fold of D, from {wide.n_points} held-out points (mean log density "
+          f"{wide.lpd_before:.3f} -> {wide.lpd_after:.3f}); inner fit R-hat "
+          f"{wide.max_rhat:.3f}, {wide.divergences} divergences", file=sys.stderr)
+    return wide.apply(result, pred)
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
     """``bayeslaw predict``: CSV of medians and bands to stdout or ``--out``."""
     from ..files import atomic_write_text
@@ -134,8 +150,13 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
     result = Fit.load(args.fit)
     pred = _predictions(args, result)
+    if args.recalibrate and args.widen:
+        raise BayeslawError("give one of --recalibrate and --widen: each maps the bands "
+                            "of the fit's own forecast")
     if args.recalibrate:
         pred = _recalibrated(args, result, pred)
+    if args.widen:
+        pred = _widened(args, result, pred)
     text = pred.table.to_csv(index=False, float_format="%.6g")
     if args.out:
         atomic_write_text(args.out, text)

@@ -11,14 +11,17 @@ from .backtesting import BacktestResult, Recalibration, backtest, recalibration
 from .comparison import Comparison, compare
 from .refits import group_folds
 from .splits import parse_split
+from .widen import Widening, widening
 
 __all__ = [
     "BacktestResult",
     "Comparison",
     "Recalibration",
+    "Widening",
     "backtest",
     "compare",
     "group_folds",
     "parse_split",
     "recalibration",
+    "widening",
 ]

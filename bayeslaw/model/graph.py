@@ -323,7 +323,10 @@ class LossModel:
         partials = {(level, row): 2.0 * pm.Beta(f"{corr.name}_w{level}{row}", b, b) - 1.0
                     for level, row, b in vine_shapes(k, corr.eta)}
         unit = correlation_cholesky(pt, partials, k)
-        pm.Deterministic(corr.name, unit @ unit.T)
+        # products written as broadcast sums, not `@` with a transpose: numba's np.dot warns
+        # (NumbaPerformanceWarning) on the transposed, non-contiguous operand when it compiles
+        # the density or the draws' expansion, which a fresh compile cache showed in the suite
+        pm.Deterministic(corr.name, (unit[:, None, :] * unit[None, :, :]).sum(axis=-1))
         chol = sds[:, None] * unit
         n_levels = len(self.plan.mask(effects[0].name))
         if all(self.plan.mask(e.name).all() for e in effects):
@@ -339,7 +342,7 @@ class LossModel:
             joint = levels - centre
         else:
             z = pm.Normal(f"{corr.name}_z", 0.0, 1.0, shape=(n_levels, k))
-            joint = z @ chol.T
+            joint = (z[:, None, :] * chol[None, :, :]).sum(axis=-1)  # z @ chol^T
         return {e.name: pm.Deterministic(e.name, joint[:, j], dims=dim)
                 for j, e in enumerate(effects)}
 

@@ -115,6 +115,33 @@ def test_predict_recalibrated_from_an_inner_backtest(capsys):
     assert "--recalibrate maps predictive bands" in capsys.readouterr().err
 
 
+def test_predict_widened_past_the_run(capsys):
+    """``--widen prefix:0.5``: one inner fit; the median stays, each band widens by the
+    printed ``scale (1 + rate d)`` with ``d`` the e-folds past the run's last point (to the
+    printed three digits), and ``--recalibrate`` with it is refused."""
+    import re
+    from io import StringIO
+
+    args = ["predict", STORED, "--run", "N1B_T8", "--D", "1e11", "--seed", "3"]
+    assert main(args) == 0
+    raw = pd.read_csv(StringIO(capsys.readouterr().out))
+    inner = ["--widen", "prefix:0.5", "--draws", "100", "--tune", "200", "--chains", "2"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # short chains: plumbing only
+        assert main(args + inner) == 0
+    out = capsys.readouterr()
+    wide = pd.read_csv(StringIO(out.out))
+    scale, rate = (float(v) for v in
+                   re.search(r"scale ([\d.e+-]+), rate ([\d.e+-]+)", out.err).groups())
+    last = Fit.load(STORED).data.frame.query("run == 'N1B_T8'")["D"].max()
+    k = scale * (1 + rate * np.maximum(np.log(raw["D"] / last), 0))
+    np.testing.assert_allclose(wide["median"], raw["median"], rtol=1e-12)
+    np.testing.assert_allclose(wide["upper_90"] - wide["lower_90"],
+                               k * (raw["upper_90"] - raw["lower_90"]), rtol=1e-2)
+    assert main(args + inner + ["--recalibrate", "prefix:0.5"]) == 2
+    assert "give one of --recalibrate and --widen" in capsys.readouterr().err
+
+
 def test_predict_points_run_levels_epistemic(tmp_path):
     pts = tmp_path / "pts.csv"
     pd.DataFrame({"N": [3e8], "D": [5e10], "T_m": [2]}).to_csv(pts, index=False)

@@ -1,0 +1,203 @@
+"""Bands widened with how far a forecast reaches past its curve's data, learned on an inner split.
+
+A law that is wrong about how a curve ends misses its far targets by more than its near ones,
+and a posterior conditioned on that law cannot know it: its bands are as narrow at twice the
+logged tokens as at the last logged point.  A :class:`Widening` spreads each forecast's
+predictive draws around their median by a factor that grows with the distance ``d`` past the
+run's last fitted point, in e-folds of D (``d = max(0, log(D / D_last))``)::
+
+    k(d) = scale * (1 + rate * d),      y' = m + k(d) (y - m)
+
+(``m`` the point's predictive median).  The widened forecast is an exact distribution with a
+density, so a log score stays a log score: ``p'(y) = p(m + (y - m) / k) / k``, ``p`` the
+model's predictive density (the mixture over posterior draws,
+:func:`bayeslaw.posterior.noise.predictive_log_density`).
+
+``scale`` and ``rate`` are learned from an inner split of the data a fit already has (for a
+forecast of runs in progress, ``prefix:0.5``: each curve's first half fitted, its second half
+forecast): they maximize the mean log predictive density of the inner held-out points, a
+proper scoring rule, so they widen a band only as far as the inner misses ask and narrow one
+that is too wide.  No held-out point of the outer forecast is read.  It calibrates the outer
+forecast as far as its curves miss the law the way their own inner parts did, with the miss
+growing linearly in log D; the forecast quality pages say where that was measured.
+
+Beside it, :class:`~bayeslaw.evaluation.backtesting.Recalibration` (quantile recalibration)
+maps levels without regard to distance and gives no density.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+
+from .. import constants as C
+from ..errors import ArgumentError
+
+if TYPE_CHECKING:
+    from ..data.table import LossData
+    from ..posterior.prediction import Prediction
+    from ..posterior.result import Fit
+    from ..spec.model_spec import ModelSpec
+
+
+@dataclass(frozen=True)
+class Widening:
+    """Predictive bands widened by ``scale * (1 + rate * d)`` (see the module docstring).
+
+    Attributes
+    ----------
+    scale : float
+        The factor at the run's last fitted point (``d = 0``).
+    rate : float
+        Its growth per e-fold of D past that point (``rate >= 0``).
+    source : str
+        What it was learned from (the inner split).
+    n_points : int
+        How many inner held-out points it was learned from.
+    lpd_before, lpd_after : float
+        Their mean log predictive density under the fit's own forecast and widened.
+    max_rhat, divergences :
+        Convergence of the inner fit.
+    """
+
+    scale: float
+    rate: float
+    source: str = ""
+    n_points: int = 0
+    lpd_before: float = np.nan
+    lpd_after: float = np.nan
+    max_rhat: float = np.nan
+    divergences: int = 0
+
+    def factor(self, distance: np.ndarray) -> np.ndarray:
+        """``k(d)`` at distances ``d`` (e-folds of D past the last fitted point; 0 before it)."""
+        return self.scale * (1.0 + self.rate * np.maximum(np.asarray(distance, float), 0.0))
+
+    def apply(self, fit: Fit, pred: Prediction) -> Prediction:
+        """``pred`` (a predictive forecast of ``fit``'s runs) with widened draws and bands."""
+        from ..posterior.prediction import band_tag, summarise
+
+        if pred.kind != "predictive":
+            raise ArgumentError(f"a widening spreads predictive forecasts; got "
+                                f"kind={pred.kind!r}: predict with kind='predictive'")
+        k = self.factor(distances(fit, pred.table))
+        centre = np.median(pred.draws, axis=0)
+        summary = {"median"} | {f"{side}_{band_tag(p)}" for p in pred.probs
+                                for side in ("lower", "upper")}
+        points = pred.table.drop(columns=[c for c in pred.table.columns if c in summary])
+        return summarise(points, centre + k * (pred.draws - centre), pred.kind, pred.probs,
+                         **{**pred.attrs, "widened": (self.scale, self.rate)})
+
+    def log_density(self, fit: Fit, points: pd.DataFrame, *, seed: int = 0) -> np.ndarray:
+        """The widened forecast's log density of each point's observed ``loss`` (exact).
+
+        ``m`` is the median of the predictive draws :func:`bayeslaw.predict` makes with the
+        same ``seed``.
+        """
+        terms = _Terms.of(fit, points, seed)
+        return terms.lpd(self.factor(distances(fit, points)))
+
+    @classmethod
+    def learn(cls, fit: Fit, points: pd.DataFrame, *, seed: int = 0, source: str = "",
+              ) -> Widening:
+        """The widening that maximizes the mean log density of ``points`` (held out of ``fit``).
+
+        ``points`` are later points of ``fit``'s runs with their observed ``loss``.  The
+        optimum over ``(log scale, log rate)`` is found by Nelder-Mead from ``(1, 1)``; a
+        rate below 1e-6 is reported as 0.
+        """
+        terms = _Terms.of(fit, points, seed)
+        d = distances(fit, points)
+
+        def loss(theta: np.ndarray) -> float:
+            k = np.exp(theta[0]) * (1.0 + np.exp(theta[1]) * d)
+            return -float(np.mean(terms.lpd(k)))
+
+        best = optimize.minimize(loss, np.zeros(2), method="Nelder-Mead",
+                                 options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 2000})
+        scale, rate = (float(v) for v in np.exp(best.x))
+        diagnostics = getattr(fit, "diagnostics", None)
+        return cls(scale, rate if rate > 1e-6 else 0.0, source, len(points),
+                   float(np.mean(terms.lpd(np.ones(len(points))))), -float(best.fun),
+                   getattr(diagnostics, "max_rhat", np.nan),
+                   int(getattr(diagnostics, "divergences", 0)))
+
+
+def distances(fit: Fit, points: pd.DataFrame) -> np.ndarray:
+    """e-folds of D from each point's run's last fitted point (negative before it).
+
+    Every point's run must be one ``fit`` saw: a new run has no last point to widen from.
+    """
+    last = fit.data.frame.groupby(C.RUN)[C.D].max()
+    missing = sorted(set(points[C.RUN].astype(str)) - set(last.index.astype(str)))
+    if missing:
+        raise ArgumentError(f"a widening applies to forecasts of fitted runs; run(s) "
+                            f"{missing[:3]} are not in the fit's data: forecast them with "
+                            "bl.forecast_run and use its bands as they are")
+    last.index = last.index.astype(str)
+    return np.log(points[C.D].to_numpy(float) / points[C.RUN].astype(str).map(last).to_numpy())
+
+
+@dataclass(frozen=True)
+class _Terms:
+    """What a widened density needs, computed once.
+
+    A forecast's per-draw location and scale at some points, their observed values and the
+    predictive median.
+    """
+
+    fit: Any
+    y: np.ndarray
+    loc: np.ndarray
+    scale: np.ndarray
+    centre: np.ndarray
+
+    @classmethod
+    def of(cls, fit: Fit, points: pd.DataFrame, seed: int) -> _Terms:
+        from ..posterior.draws import mean_draws
+        from ..posterior.noise import forecast_terms, noise, noise_scale_draws
+
+        rng = np.random.default_rng(seed)  # the draws bl.predict(fit, points, seed) makes
+        mu = mean_draws(fit, points, rng)
+        loc, scale = forecast_terms(fit, points, mu, noise_scale_draws(fit, points, rng, mu), rng)
+        centre = np.median(loc + noise(fit, scale, rng), axis=0)
+        return cls(fit, points[C.LOSS].to_numpy(float), loc, scale, centre)
+
+    def lpd(self, k: np.ndarray) -> np.ndarray:
+        """Log density per point of the forecast widened by ``k`` per point."""
+        from ..posterior.noise import log_density, pointwise_lpd
+
+        k = np.asarray(k, float)
+        y = self.centre + (self.y - self.centre) / k
+        return pointwise_lpd(log_density(self.fit, y, self.loc, self.scale)) - np.log(k)
+
+
+def widening(data: LossData, spec: ModelSpec | str, split: str = "prefix:0.5", *,
+             seed: int = C.DEFAULT_SEED, like: LossData | None = None,
+             **fit_kwargs: Any) -> Widening:
+    """Learn a :class:`Widening` from ``split``'s first fold on ``data`` (one more fit).
+
+    ``spec`` is fitted to the fold's training part (``like`` as in :func:`bayeslaw.fit`),
+    and the widening that best forecasts its held-out points is kept.  The split must hold
+    out later points of fitted runs (``prefix:F``, or ``RUNS+prefix:F``'s prefix part).
+    """
+    from ..spec.catalog import load_spec
+    from .backtesting import fold_fit
+    from .splits import inner_split
+
+    spec = load_spec(spec)
+    part = inner_split(data, split, seed=seed)
+    train = data.select(part.train, f"train of the inner {part.name}")
+    test = data.frame.loc[part.test].reset_index(drop=True)
+    fitted = set(train.frame[C.RUN].astype(str))
+    test = test[test[C.RUN].astype(str).isin(fitted)].reset_index(drop=True)
+    if test.empty:
+        raise ArgumentError(f"split {part.name!r} holds out no later point of a fitted run; "
+                            "a widening learns from those: use prefix:F")
+    result = fold_fit(train, spec, f"inner {part.name}", seed=seed,
+                      like=like if like is not None else data, **fit_kwargs)
+    return Widening.learn(result, test, seed=seed, source=part.name)
