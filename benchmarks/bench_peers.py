@@ -45,7 +45,8 @@ fitted and the rest of its context scored; targets are never read.  No published
 
 ``--widen``: each data set's forecast is also scored widened (:class:`bayeslaw.Widening`:
 the predictive draws spread around their median by ``scale (1 + rate d)``, ``d`` the e-folds
-of x past the curve's last context point), the widening learned on the context alone: its
+of x past the curve's last context point, or with ``--widen span`` that distance over the
+curve's context span in log x), the widening learned on the context alone: its
 curves re-split by NSL-PFN's rule, the first part fitted, the widening that best forecasts the
 rest of the context (maximum mean log density) kept.  One more fit per data set (per curve
 alone); both rows are printed and judged.
@@ -116,9 +117,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "(IC, DD): fit each curve's first half, score the rest")
     p.add_argument("--spec", help="a spec (TOML path or shipped name) instead of "
                    "curve_bend with reference D = 1")
-    p.add_argument("--widen", action="store_true", help="also score the forecast widened "
-                   "with the distance past each curve's context (bayeslaw.Widening), learned "
-                   "on the context alone: one more fit per data set")
+    p.add_argument("--widen", nargs="?", const="span", choices=("tokens", "span"),
+                   help="also score the forecast widened with the distance past each curve's "
+                   "context (bayeslaw.Widening), learned on the context alone: one more fit "
+                   "per data set; the distance in units of the curve's context span in log x "
+                   "(span, the default: chosen on DD and IC's selection splits) or in e-folds "
+                   "of x (tokens)")
     p.add_argument("--data", type=Path, default=DATA, help=f"default {DATA}")
     p.add_argument("--out", help="Markdown results file, or a folder for "
                    "peers_<mode>_<date>.md")
@@ -252,7 +256,7 @@ def learn_widening(frame: pd.DataFrame, spec: object, args: argparse.Namespace) 
     result = fit_context(inner[inner["role"] == "context"], spec, args)
     held = inner[inner["role"] == "target"][["run", "D", "loss"]].reset_index(drop=True)
     return bl.Widening.learn(result, held, seed=args.seed, source="NSL-PFN's rule on the "
-                             "context")
+                             "context", per_span=args.widen == "span")
 
 
 def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
@@ -286,7 +290,7 @@ def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
         facts.update(max_rhat=max(fit.diagnostics.max_rhat, widen.max_rhat),
                      divergences=fit.diagnostics.divergences + widen.divergences,
                      widen_scale=widen.scale, widen_rate=widen.rate,
-                     widen_points=widen.n_points)
+                     widen_points=widen.n_points, widen_span=widen.per_span)
     draws = np.asarray(pred.draws)
     y = target["loss"].to_numpy()
     rows = []
@@ -453,10 +457,11 @@ def widening_line(result: Scored) -> str:
     if f is None or f.empty:
         return ""
     return ("Widening learned on the context (NSL-PFN's rule applied to it; scale at the last "
-            f"context point, rate per e-fold of x past it): scale {f['widen_scale'].min():.2f}"
+            f"context point, rate per unit of distance past it): scale {f['widen_scale'].min():.2f}"
             f"-{f['widen_scale'].max():.2f}, rate {f['widen_rate'].min():.2f}-"
             f"{f['widen_rate'].max():.2f} over {len(f)} fit(s), from "
-            f"{int(f['widen_points'].sum())} inner held-out points.\n")
+            f"{int(f['widen_points'].sum())} inner held-out points; distance "
+            f"{'per context span' if f['widen_span'].all() else 'in e-folds of x'}.\n")
 
 
 def report(scored: dict[str, Scored], args: argparse.Namespace) -> str:

@@ -8,7 +8,10 @@ run's last fitted point, in e-folds of D (``d = max(0, log(D / D_last))``)::
 
     k(d) = scale * (1 + rate * d),      y' = m + k(d) (y - m)
 
-(``m`` the point's predictive median).  The widened forecast is an exact distribution with a
+(``m`` the point's predictive median).  With ``per_span=True`` the distance is measured in
+units of the run's own fitted span instead, ``d = max(0, log(D / D_last)) / log(D_last /
+D_first)``: a forecast that reaches one span past a curve's data widens as much whether the
+curve was logged over one decade or three.  The widened forecast is an exact distribution with a
 density, so a log score stays a log score: ``p'(y) = p(m + (y - m) / k) / k``, ``p`` the
 model's predictive density (the mixture over posterior draws,
 :func:`bayeslaw.posterior.noise.predictive_log_density`).
@@ -62,6 +65,8 @@ class Widening:
         Their mean log predictive density under the fit's own forecast and widened.
     max_rhat, divergences :
         Convergence of the inner fit.
+    per_span : bool
+        Whether ``d`` is in units of the run's fitted span in log D (else in e-folds of D).
     """
 
     scale: float
@@ -72,6 +77,7 @@ class Widening:
     lpd_after: float = np.nan
     max_rhat: float = np.nan
     divergences: int = 0
+    per_span: bool = False
 
     def factor(self, distance: np.ndarray) -> np.ndarray:
         """``k(d)`` at distances ``d`` (e-folds of D past the last fitted point; 0 before it)."""
@@ -84,7 +90,7 @@ class Widening:
         if pred.kind != "predictive":
             raise ArgumentError(f"a widening spreads predictive forecasts; got "
                                 f"kind={pred.kind!r}: predict with kind='predictive'")
-        k = self.factor(distances(fit, pred.table))
+        k = self.factor(distances(fit, pred.table, self.per_span))
         centre = np.median(pred.draws, axis=0)
         summary = {"median"} | {f"{side}_{band_tag(p)}" for p in pred.probs
                                 for side in ("lower", "upper")}
@@ -99,11 +105,11 @@ class Widening:
         same ``seed``.
         """
         terms = _Terms.of(fit, points, seed)
-        return terms.lpd(self.factor(distances(fit, points)))
+        return terms.lpd(self.factor(distances(fit, points, self.per_span)))
 
     @classmethod
     def learn(cls, fit: Fit, points: pd.DataFrame, *, seed: int = 0, source: str = "",
-              ) -> Widening:
+              per_span: bool = False) -> Widening:
         """The widening that maximizes the mean log density of ``points`` (held out of ``fit``).
 
         ``points`` are later points of ``fit``'s runs with their observed ``loss``.  The
@@ -111,7 +117,7 @@ class Widening:
         rate below 1e-6 is reported as 0.
         """
         terms = _Terms.of(fit, points, seed)
-        d = distances(fit, points)
+        d = distances(fit, points, per_span)
 
         def loss(theta: np.ndarray) -> float:
             k = np.exp(theta[0]) * (1.0 + np.exp(theta[1]) * d)
@@ -124,22 +130,34 @@ class Widening:
         return cls(scale, rate if rate > 1e-6 else 0.0, source, len(points),
                    float(np.mean(terms.lpd(np.ones(len(points))))), -float(best.fun),
                    getattr(diagnostics, "max_rhat", np.nan),
-                   int(getattr(diagnostics, "divergences", 0)))
+                   int(getattr(diagnostics, "divergences", 0)), per_span)
 
 
-def distances(fit: Fit, points: pd.DataFrame) -> np.ndarray:
+def distances(fit: Fit, points: pd.DataFrame, per_span: bool = False) -> np.ndarray:
     """e-folds of D from each point's run's last fitted point (negative before it).
 
-    Every point's run must be one ``fit`` saw: a new run has no last point to widen from.
+    With ``per_span``, in units of the run's fitted span ``log(D_last / D_first)``.  Every
+    point's run must be one ``fit`` saw: a new run has no last point to widen from, and with
+    ``per_span`` a run fitted at one D has no span.
     """
-    last = fit.data.frame.groupby(C.RUN)[C.D].max()
+    by_run = fit.data.frame.groupby(C.RUN)[C.D]
+    last = by_run.max()
     missing = sorted(set(points[C.RUN].astype(str)) - set(last.index.astype(str)))
     if missing:
         raise ArgumentError(f"a widening applies to forecasts of fitted runs; run(s) "
                             f"{missing[:3]} are not in the fit's data: forecast them with "
                             "bl.forecast_run and use its bands as they are")
     last.index = last.index.astype(str)
-    return np.log(points[C.D].to_numpy(float) / points[C.RUN].astype(str).map(last).to_numpy())
+    runs = points[C.RUN].astype(str)
+    d = np.log(points[C.D].to_numpy(float) / runs.map(last).to_numpy())
+    if not per_span:
+        return d
+    span = np.log(last / by_run.min().set_axis(last.index))
+    flat = sorted(set(runs) & set(span.index[span <= 0]))
+    if flat:
+        raise ArgumentError(f"run(s) {flat[:3]} were fitted at one D: a widening per span needs "
+                            "two D per run; use per_span=False")
+    return d / runs.map(span).to_numpy()
 
 
 @dataclass(frozen=True)
@@ -177,13 +195,14 @@ class _Terms:
 
 
 def widening(data: LossData, spec: ModelSpec | str, split: str = "prefix:0.5", *,
-             seed: int = C.DEFAULT_SEED, like: LossData | None = None,
+             seed: int = C.DEFAULT_SEED, like: LossData | None = None, per_span: bool = False,
              **fit_kwargs: Any) -> Widening:
     """Learn a :class:`Widening` from ``split``'s first fold on ``data`` (one more fit).
 
     ``spec`` is fitted to the fold's training part (``like`` as in :func:`bayeslaw.fit`),
-    and the widening that best forecasts its held-out points is kept.  The split must hold
-    out later points of fitted runs (``prefix:F``, or ``RUNS+prefix:F``'s prefix part).
+    and the widening that best forecasts its held-out points is kept (``per_span``: the
+    distance in units of each run's fitted span).  The split must hold out later points of
+    fitted runs (``prefix:F``, or ``RUNS+prefix:F``'s prefix part).
     """
     from ..spec.catalog import load_spec
     from .backtesting import fold_fit
@@ -200,4 +219,4 @@ def widening(data: LossData, spec: ModelSpec | str, split: str = "prefix:0.5", *
                             "a widening learns from those: use prefix:F")
     result = fold_fit(train, spec, f"inner {part.name}", seed=seed,
                       like=like if like is not None else data, **fit_kwargs)
-    return Widening.learn(result, test, seed=seed, source=part.name)
+    return Widening.learn(result, test, seed=seed, source=part.name, per_span=per_span)

@@ -110,3 +110,14 @@ def test_new_runs_and_epistemic_forecasts_are_refused(curves_fit):
     epi = bl.predict(fit, pd.DataFrame({"run": ["c0"], "D": [1e10]}), kind="epistemic")
     with pytest.raises(ArgumentError, match="kind='predictive'"):
         w.apply(fit, epi)
+
+
+def test_distances_in_e_folds_or_per_fitted_span():
+    frame = pd.DataFrame({"run": ["a", "a", "b", "b", "c"],
+                          "D": [1.0, np.e ** 2, 1.0, np.e, 5.0]})
+    fit = SimpleNamespace(data=SimpleNamespace(frame=frame))
+    points = pd.DataFrame({"run": ["a", "b", "a"], "D": [np.e ** 4, np.e ** 3, np.e]})
+    np.testing.assert_allclose(W.distances(fit, points), [2.0, 2.0, -1.0])
+    np.testing.assert_allclose(W.distances(fit, points, per_span=True), [1.0, 2.0, -0.5])
+    with pytest.raises(ArgumentError, match=r"run\(s\) \['c'\] were fitted at one D"):
+        W.distances(fit, points.assign(run="c"), per_span=True)
