@@ -89,20 +89,26 @@ def test_predict_grid_to_stdout(capsys):
     assert (table["median"] <= table["upper_90"]).all()
 
 
-def test_predict_recalibrated_from_an_inner_backtest(capsys):
-    """``--recalibrate prefix:0.5``: one inner fit on the stored fit's data; the bands move, the
-    count of inner held-out points is the hand count, and an epistemic band is refused."""
+def _raw_and_mapped(capsys, args, inner):
+    """``bayeslaw predict`` as given, then with ``inner`` (an inner fit, short chains):
+    both tables and the second call's captured output."""
     from io import StringIO
 
-    args = ["predict", STORED, "--N", "1e8,3e9", "--D", "2e10", "--T_m", "4", "--seed", "3"]
     assert main(args) == 0
     raw = pd.read_csv(StringIO(capsys.readouterr().out))
-    inner = ["--recalibrate", "prefix:0.5", "--draws", "100", "--tune", "200", "--chains", "2"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # short chains: plumbing only
         assert main(args + inner) == 0
     out = capsys.readouterr()
-    cal = pd.read_csv(StringIO(out.out))
+    return raw, pd.read_csv(StringIO(out.out)), out
+
+
+def test_predict_recalibrated_from_an_inner_backtest(capsys):
+    """``--recalibrate prefix:0.5``: one inner fit on the stored fit's data; the bands move, the
+    count of inner held-out points is the hand count, and an epistemic band is refused."""
+    args = ["predict", STORED, "--N", "1e8,3e9", "--D", "2e10", "--T_m", "4", "--seed", "3"]
+    inner = ["--recalibrate", "prefix:0.5", "--draws", "100", "--tune", "200", "--chains", "2"]
+    raw, cal, out = _raw_and_mapped(capsys, args, inner)
     frame = Fit.load(STORED).data.frame
     n_inner = int((frame["D"] > 0.5 * frame.groupby("run")["D"].transform("max")).sum())
     assert f"recalibrated from prefix:0.5: {n_inner} held-out points" in out.err
@@ -120,17 +126,10 @@ def test_predict_widened_past_the_run(capsys):
     printed ``scale (1 + rate d)`` with ``d`` the e-folds past the run's last point (to the
     printed three digits), and ``--recalibrate`` with it is refused."""
     import re
-    from io import StringIO
 
     args = ["predict", STORED, "--run", "N1B_T8", "--D", "1e11", "--seed", "3"]
-    assert main(args) == 0
-    raw = pd.read_csv(StringIO(capsys.readouterr().out))
     inner = ["--widen", "prefix:0.5", "--draws", "100", "--tune", "200", "--chains", "2"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # short chains: plumbing only
-        assert main(args + inner) == 0
-    out = capsys.readouterr()
-    wide = pd.read_csv(StringIO(out.out))
+    raw, wide, out = _raw_and_mapped(capsys, args, inner)
     scale, rate = (float(v) for v in
                    re.search(r"scale ([\d.e+-]+), rate ([\d.e+-]+)", out.err).groups())
     last = Fit.load(STORED).data.frame.query("run == 'N1B_T8'")["D"].max()
