@@ -34,6 +34,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "ConvergenceWarning": ("errors", "ConvergenceWarning"),
     "DataError": ("errors", "DataError"),
     "Derived": ("posterior.derived", "Derived"),
+    "Diagnosis": ("posterior.diagnosis", "Diagnosis"),
     "Diagnostics": ("posterior.diagnostics", "Diagnostics"),
     "Fit": ("posterior.result", "Fit"),
     "fit": ("inference.sampling", "fit"),
@@ -135,6 +136,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
     from .plots.panels import plateau_ylim
     from .plots.sweep import plot_grid
     from .posterior.derived import Derived, best_T_m, best_T_m_at_budget, compute_optimal, loss_at
+    from .posterior.diagnosis import Diagnosis
     from .posterior.diagnostics import Diagnostics, Thresholds
     from .posterior.noise import predictive_log_density as log_density
     from .posterior.points import prediction_grid
@@ -168,6 +170,7 @@ __all__ = [
     "ConvergenceWarning",
     "DataError",
     "Derived",
+    "Diagnosis",
     "Diagnostics",
     "Fit",
     "FitFileError",

@@ -49,7 +49,10 @@ of x past the curve's last context point, or with ``--widen span`` that distance
 curve's context span in log x), the widening learned on the context alone: its
 curves re-split by NSL-PFN's rule, the first part fitted, the widening that best forecasts the
 rest of the context (maximum mean log density) kept.  One more fit per data set (per curve
-alone); both rows are printed and judged.
+alone); both rows are printed and judged.  ``--widen shared`` learns nothing on the data set
+scored: it applies one widening per span, :data:`SHARED_WIDENING`, the geometric mean of the
+two learned on the selection splits (DD and IC), so no context or target row of the scored
+data set chooses it.
 
 ``--out`` writes the printed tables as Markdown, atomically, with the exact command at the
 top; a folder gets ``peers_<mode>[_selection]_<date>.md``.
@@ -85,6 +88,12 @@ SELECTION = ("IC", "DD")
 #: each curve's last context point.
 DEFAULT_SPEC = {"law": "curve_bend", "reference": {"D": 1.0}}
 
+#: ``--widen shared``: ``(scale, rate)`` per context span, the geometric means of the widenings
+#: learned on DD's and IC's selection splits with ``--widen span`` (DD 0.98 / 14.51, IC 0.76 /
+#: 20.23: benchmarks/results/peers_selection_widen_2026-12-03.md), chosen before any other data
+#: set was scored with it.
+SHARED_WIDENING = (float(np.sqrt(0.98 * 0.76)), float(np.sqrt(14.51 * 20.23)))
+
 #: Published figures, ``(RMSLE, LL, MSCE)`` per data set (None: not published), from
 #: ``../shared/data/nslpfn_bench/README.txt`` (the tables of Lee et al. 2025, 3 training runs).
 PUBLISHED = {
@@ -117,12 +126,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "(IC, DD): fit each curve's first half, score the rest")
     p.add_argument("--spec", help="a spec (TOML path or shipped name) instead of "
                    "curve_bend with reference D = 1")
-    p.add_argument("--widen", nargs="?", const="span", choices=("tokens", "span"),
+    p.add_argument("--widen", nargs="?", const="span", choices=("tokens", "span", "shared"),
                    help="also score the forecast widened with the distance past each curve's "
                    "context (bayeslaw.Widening), learned on the context alone: one more fit "
                    "per data set; the distance in units of the curve's context span in log x "
                    "(span, the default: chosen on DD and IC's selection splits) or in e-folds "
-                   "of x (tokens)")
+                   "of x (tokens); shared: no learning, the selection splits' widening "
+                   "(SHARED_WIDENING)")
     p.add_argument("--data", type=Path, default=DATA, help=f"default {DATA}")
     p.add_argument("--out", help="Markdown results file, or a folder for "
                    "peers_<mode>_<date>.md")
@@ -259,6 +269,13 @@ def learn_widening(frame: pd.DataFrame, spec: object, args: argparse.Namespace) 
                              "context", per_span=args.widen == "span")
 
 
+def shared_widening() -> bl.Widening:
+    """``--widen shared``: :data:`SHARED_WIDENING`, per context span, learned on nothing here."""
+    scale, rate = SHARED_WIDENING
+    return bl.Widening(scale, rate, source="DD and IC selection splits (geometric mean)",
+                       per_span=True)
+
+
 def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
                ) -> tuple[list[dict], dict]:
     """Fit the context rows of ``frame``'s curves together; score its targets per curve.
@@ -273,7 +290,8 @@ def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
     facts = {"curves": len(runs), "error": "",
              "runs": ", ".join(runs[:2]) + (f" and {len(runs) - 2} more" if len(runs) > 2 else "")}
     try:
-        widen = learn_widening(frame, spec, args) if args.widen else None
+        widen = (None if not args.widen else shared_widening() if args.widen == "shared"
+                 else learn_widening(frame, spec, args))
         fit = fit_context(context, spec, args)
         pred = bl.predict(fit, target[["run", "D"]], seed=args.seed)
         log_dens = np.asarray(bl.log_density(fit, target[["run", "D", "loss"]]), float)
@@ -434,7 +452,11 @@ def header(args: argparse.Namespace, argv: list[str]) -> str:
     if args.max_context is not None:
         lines.append(f"Context thinned: at most {args.max_context} points per curve, evenly "
                      "in log x (--max-context); the published rows used every point.")
-    if args.widen:
+    if args.widen == "shared":
+        lines.append("Widened rows: bands widened by the one bayeslaw.Widening learned on DD's "
+                     "and IC's selection splits, scale {:.3f}, rate {:.2f} per context span "
+                     "(--widen shared; see the script's docstring).".format(*SHARED_WIDENING))
+    elif args.widen:
         lines.append("Widened rows: bands widened by a bayeslaw.Widening learned on the "
                      "context alone (--widen; see the script's docstring).")
     if args.selection:
@@ -454,7 +476,7 @@ def summaries(result: Scored, label: str, args: argparse.Namespace) -> list[dict
 def widening_line(result: Scored) -> str:
     """The widenings a data set's fits learned (``--widen``)."""
     f = result.fits.dropna(subset=["widen_scale"]) if "widen_scale" in result.fits else None
-    if f is None or f.empty:
+    if f is None or f.empty or not f["widen_points"].any():  # none learned (--widen shared)
         return ""
     return ("Widening learned on the context (NSL-PFN's rule applied to it; scale at the last "
             f"context point, rate per unit of distance past it): scale {f['widen_scale'].min():.2f}"

@@ -224,6 +224,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         print(f"warning: {APPROXIMATE_NOTE[result.method]}", file=sys.stderr)
     elif not result.diagnostics.ok:
         print("warning: " + "; ".join(result.diagnostics.failures), file=sys.stderr)
+        if result.diagnostics.diagnosis is not None:
+            print(str(result.diagnostics.diagnosis), file=sys.stderr)
         if args.strict:
             return EXIT_NOT_CONVERGED
     return 0

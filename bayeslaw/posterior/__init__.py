@@ -9,6 +9,7 @@ matplotlib; may import :mod:`bayeslaw.model` (not its graph), :mod:`bayeslaw.spe
 from __future__ import annotations
 
 from .derived import Derived, best_T_m, best_T_m_at_budget, compute_optimal, loss_at
+from .diagnosis import Diagnosis
 from .diagnostics import Diagnostics, Thresholds
 from .draws import Posterior
 from .noise import predictive_log_density
@@ -18,6 +19,7 @@ from .result import Fit, Fits
 
 __all__ = [
     "Derived",
+    "Diagnosis",
     "Diagnostics",
     "Fit",
     "Fits",

@@ -1,14 +1,19 @@
-"""Convergence diagnostics of a fit: thresholds, R-hat, ESS, divergences and BFMI."""
+"""Convergence diagnostics of a fit: thresholds, R-hat, ESS, divergences and BFMI.
+
+A fit that fails a threshold also carries a :class:`~bayeslaw.posterior.diagnosis.Diagnosis`:
+the worst elements, where the divergences sit, the strongest correlations and the remedies.
+"""
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from .. import constants as C
+from .diagnosis import Diagnosis, diagnose_failure
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,8 @@ class Diagnostics:
     undefined: tuple[str, ...] = ()
     #: the approximate method that made the draws ("laplace", "pathfinder"); "" for NUTS
     approximate: str = ""
+    #: why a NUTS fit failed and what to change; None when every check passed
+    diagnosis: Diagnosis | None = None
 
     @property
     def failures(self) -> list[str]:
@@ -73,7 +80,8 @@ class Diagnostics:
                 "min_ess_tail": self.min_ess_tail, "divergences": self.divergences,
                 "min_bfmi": self.min_bfmi, "worst_rhat_var": self.worst_rhat_var,
                 "worst_ess_var": self.worst_ess_var, "undefined": list(self.undefined),
-                "approximate": self.approximate, "ok": self.ok, "failures": self.failures}
+                "approximate": self.approximate, "ok": self.ok, "failures": self.failures,
+                "diagnosis": None if self.diagnosis is None else self.diagnosis.to_dict()}
 
     def __str__(self) -> str:
         if self.approximate:
@@ -84,8 +92,14 @@ class Diagnostics:
                 f"BFMI min {self.min_bfmi:.2f} | {status}")
 
 
-def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:
-    """Compute R-hat, bulk/tail ESS, divergences and BFMI over every posterior variable."""
+def diagnose(idata: Any, thresholds: Thresholds | None = None, *,
+             derived: tuple[str, ...] = (), settings: Any = None) -> Diagnostics:
+    """Compute R-hat, bulk/tail ESS, divergences and BFMI over every posterior variable.
+
+    When a check fails, the result's ``diagnosis`` says why (see
+    :func:`~bayeslaw.posterior.diagnosis.diagnose_failure`, which ``derived`` and ``settings``
+    are passed to).
+    """
     import arviz as az
 
     thresholds = thresholds or Thresholds()
@@ -125,11 +139,18 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None) -> Diagnostics:
     sampled = idata.sample_stats if "sample_stats" in idata.groups() else {}
     div = int(sampled["diverging"].sum()) if "diverging" in sampled else 0
     min_bfmi = float(np.nanmin(bfmi)) if np.isfinite(bfmi).any() else float("nan")
-    return Diagnostics(max_rhat, min_essb, min_esst, div, min_bfmi, worst_r, worst_e,
+    diag = Diagnostics(max_rhat, min_essb, min_esst, div, min_bfmi, worst_r, worst_e,
                        thresholds, tuple(undefined))
+    if diag.ok:
+        return diag
+    t = thresholds
+    mixing = not (max_rhat <= t.max_rhat and min_essb >= t.min_ess and min_esst >= t.min_ess)
+    return replace(diag, diagnosis=diagnose_failure(idata, rhat, ess_b, derived=derived,
+                                                     settings=settings, failed_mixing=mixing))
 
 
-def judge(idata: Any, method: str, thresholds: Thresholds) -> Diagnostics:
+def judge(idata: Any, method: str, thresholds: Thresholds, *, derived: tuple[str, ...] = (),
+          settings: Any = None) -> Diagnostics:
     """The diagnostics of a fit's draws, once: :func:`diagnose` for NUTS.
 
     None apply to an approximate ``method`` (Laplace, pathfinder): its one failure says so.
@@ -137,4 +158,4 @@ def judge(idata: Any, method: str, thresholds: Thresholds) -> Diagnostics:
     if method != "nuts":
         nan = float("nan")
         return Diagnostics(nan, nan, nan, 0, nan, "", "", thresholds, approximate=method)
-    return diagnose(idata, thresholds)
+    return diagnose(idata, thresholds, derived=derived, settings=settings)

@@ -72,7 +72,10 @@ class Fit(Posterior):
                  thresholds: Thresholds | None = None) -> Fit:
         """A fit from draws that hold their own log-likelihood (a saved fit); diagnostics."""
         thresholds = thresholds or Thresholds()
-        diag = judge(idata, str(provenance.get("method", "nuts")), thresholds)
+        recorded = provenance.get("sampler")
+        settings = SamplerSettings.from_dict(recorded) if recorded is not None else spec.sampler
+        diag = judge(idata, str(provenance.get("method", "nuts")), thresholds,
+                     derived=_derived(idata, spec), settings=settings)
         return cls(idata, spec, data, provenance, diag, thresholds)
 
     @property
@@ -114,7 +117,8 @@ class Fit(Posterior):
     def check(self, *, strict: bool = False, thresholds: Thresholds | None = None) -> Diagnostics:
         """Warn (or raise with ``strict``) when diagnostics fail; return them."""
         diag = (self.diagnostics if thresholds is None or self.approximate
-                else diagnose(self.idata, thresholds))
+                else diagnose(self.idata, thresholds, derived=_derived(self.idata, self.spec),
+                              settings=self.settings))
         if self.approximate:
             if strict:
                 raise ConvergenceError(diag.failures[0])
@@ -127,9 +131,10 @@ class Fit(Posterior):
             return diag
         if not diag.ok:
             msg = "sampling did not converge: " + "; ".join(diag.failures)
+            why = "" if diag.diagnosis is None else "\n" + str(diag.diagnosis)
             if strict:
-                raise ConvergenceError(msg)
-            warnings.warn(msg + " (run longer, or see the diagnostics table)",
+                raise ConvergenceError(msg + why)
+            warnings.warn(msg + " (run longer, or see the diagnostics table)" + why,
                           ConvergenceWarning, stacklevel=3)
         return diag
 
@@ -250,6 +255,15 @@ class Fit(Posterior):
                         tuple(meta["notes"]), schedules)
         spec = ModelSpec.from_dict(json.loads(attrs["bayeslaw_spec"]))
         return cls.assemble(idata, spec, data, json.loads(attrs["bayeslaw_provenance"]))
+
+
+def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
+    """The posterior's variables that are functions of others (the diagnosis leaves them out).
+
+    The textbook coefficients and the values per run (see :mod:`.diagnosis`).
+    """
+    natural = set(spec.law_obj.natural_names)
+    return tuple(n for n in idata.posterior.data_vars if n in natural or n.endswith("_run"))
 
 
 def _flatten(schedules: Mapping[str, RunSchedule]) -> tuple[dict[str, np.ndarray],

@@ -64,6 +64,8 @@ def diagnostics_markdown(fit: Fit) -> str:
              "| check | value | threshold | worst variable |", "|---|---|---|---|"]
     lines += [f"| {check} | {' | '.join(row)} |"
               for check, row in diagnostics_table(fit).iterrows()]
+    if d.diagnosis is not None:
+        lines += ["", "## Why, and what to change", ""] + [f"- {x}" for x in d.diagnosis.lines()]
     lines += ["", sampler_sentence(fit)]
     return "\n".join(lines) + "\n"
 

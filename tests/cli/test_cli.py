@@ -47,6 +47,10 @@ def test_fit_command_writes_outputs(small_csv, tmp_path, capsys, small_fit):
     code = main(["fit", str(small_csv), "--out", str(out), "--draws", "30", "--tune", "30",
                  "--chains", "2", "--seed", "3", "--no-progress", "--strict"])
     assert code == 3
+    # the diagnosis says why and what to change: 30 tuning steps did not mix the chains
+    err = capsys.readouterr().err
+    assert "worst R-hat: " in err and "set tune = 60 in [sampler]" in err, err
+    assert "set tune = 60 in [sampler]" in (out / "diagnostics.md").read_text()
 
 
 def _run(*args):

@@ -1,0 +1,260 @@
+"""Why a fit did not converge: a diagnosis beside the verdict.
+
+When a NUTS fit fails a threshold, :func:`diagnose_failure` says
+
+* which elements mix worst (the highest R-hat, the lowest bulk ESS);
+* **where the divergences sit**: for every element, the mean rank of the divergent draws among
+  all draws. With no link between divergences and an element, that mean rank is uniform's,
+  0.5 with standard error ``sqrt(1 / (12 n))`` for ``n`` divergent draws; an element whose
+  divergent draws sit at its low (high) values by more than :data:`DIVERGENCE_Z` standard
+  errors is named, with the side. A funnel shows as a group sd whose divergent draws are its
+  smallest values;
+* **the strongest posterior correlations** (Spearman's, so the same on any monotone
+  transform: log, logit or the natural scale) among the population-level parameters and the
+  worst-mixing elements, of magnitude at least :data:`RIDGE_RHO`. A ridge shows as a pair
+  near +-1;
+* **the remedies that apply**, each with the spec key to set: a funnel's centering switch
+  (``centered`` in its ``[[effects]]`` entry, ``sigma_centered`` in ``[likelihood]``), a tighter
+  prior on a named parameter, ``low_rank`` or ``tune`` in ``[sampler]``.
+
+Variables' names follow :mod:`bayeslaw.model.graph` (``<p>_by_<g>_sd``, ``<p>_by_<g>_z``, ...),
+which is how a remedy finds the effect a group sd belongs to and whether it is centered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: divergences "sit" at an element's low or high values past this many standard errors of the
+#: mean rank (two-sided, about one element in 16,000 passes by chance: few in a large model)
+DIVERGENCE_Z = 4.0
+#: a pair of parameters with a rank correlation at least this strong is reported (a ridge)
+RIDGE_RHO = 0.9
+#: how many elements each list names
+TOP = 3
+#: the most elements whose correlations are computed (the matrix is elements x elements)
+MAX_CORRELATED = 200
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What a failed fit's draws show, and what to change.
+
+    Attributes
+    ----------
+    worst_rhat, worst_ess : tuple of (element, value)
+        The elements with the highest R-hat and the lowest bulk ESS.
+    divergent_at : tuple of (element, side, z)
+        Elements whose divergent draws sit at their ``"low"`` or ``"high"`` values, ``z``
+        standard errors of the mean rank from 0.5 (the most extreme first).
+    correlations : tuple of (element, element, rho)
+        The strongest rank correlations between draws (``|rho| >= RIDGE_RHO``).
+    remedies : tuple of str
+        What to change, naming the spec key.
+    """
+
+    worst_rhat: tuple[tuple[str, float], ...] = ()
+    worst_ess: tuple[tuple[str, float], ...] = ()
+    divergent_at: tuple[tuple[str, str, float], ...] = ()
+    correlations: tuple[tuple[str, str, float], ...] = ()
+    remedies: tuple[str, ...] = ()
+
+    def lines(self) -> list[str]:
+        """The diagnosis as lines of text (the warning and ``bayeslaw fit`` print them)."""
+        out = []
+        if self.worst_rhat:
+            out.append("worst R-hat: " + ", ".join(f"{n} {v:.3f}" for n, v in self.worst_rhat))
+        if self.worst_ess:
+            out.append("lowest bulk ESS: " + ", ".join(f"{n} {v:.0f}" for n, v in self.worst_ess))
+        if self.divergent_at:
+            out.append("divergences sit at: " + ", ".join(
+                f"{side} {n} (z {z:+.1f})" for n, side, z in self.divergent_at))
+        if self.correlations:
+            out.append("strongest correlations: " + ", ".join(
+                f"{a} ~ {b} {r:+.2f}" for a, b, r in self.correlations))
+        out += [f"remedy: {r}" for r in self.remedies]
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (``diagnostics.json``)."""
+        return {"worst_rhat": [list(p) for p in self.worst_rhat],
+                "worst_ess": [list(p) for p in self.worst_ess],
+                "divergent_at": [list(p) for p in self.divergent_at],
+                "correlations": [list(p) for p in self.correlations],
+                "remedies": list(self.remedies)}
+
+
+def _elements(idata: Any, names: list[str]) -> tuple[list[str], np.ndarray]:
+    """Every element of ``names`` as a label and its draws, ``(elements, chains * draws)``."""
+    labels, rows = [], []
+    post = idata.posterior
+    for name in names:
+        da = post[name]
+        values = np.asarray(da.values, float)
+        flat = values.reshape(values.shape[0] * values.shape[1], -1).T
+        dims = da.dims[2:]
+        if not dims:
+            labels.append(name)
+        else:
+            for index in np.ndindex(*values.shape[2:]):
+                parts = [str(da.coords[d].values[i]) if d in da.coords else str(i)
+                         for d, i in zip(dims, index, strict=True)]
+                labels.append(f"{name}[{','.join(parts)}]")
+        rows.append(flat)
+    if not rows:
+        return [], np.empty((0, 0))
+    return labels, np.concatenate(rows, axis=0)
+
+
+def _ranks(draws: np.ndarray) -> np.ndarray:
+    """Each row's draws as ranks in (0, 1) (ties averaged)."""
+    from scipy.stats import rankdata
+
+    return (rankdata(draws, axis=1) - 0.5) / draws.shape[1]
+
+
+def _stat(ds: Any, names: list[str]) -> dict[str, float]:
+    """An ArviZ statistic (R-hat or ESS) per element label, labelled as :func:`_elements`."""
+    out = {}
+    for name in names:
+        if name not in ds:
+            continue
+        da = ds[name]
+        arr = np.asarray(da.values, float)
+        for index in np.ndindex(*arr.shape):
+            parts = [str(da.coords[d].values[i]) if d in da.coords else str(i)
+                     for d, i in zip(da.dims, index, strict=True)]
+            out[f"{name}[{','.join(parts)}]" if parts else name] = float(arr[index])
+    return out
+
+
+def _divergent_at(ranks: np.ndarray, labels: list[str], divergent: np.ndarray
+                  ) -> list[tuple[str, str, float]]:
+    """Elements whose divergent draws sit at their low or high values (see the module)."""
+    n = int(divergent.sum())
+    if n == 0 or ranks.size == 0:
+        return []
+    z = (ranks[:, divergent].mean(axis=1) - 0.5) / np.sqrt(1.0 / (12.0 * n))
+    order = np.argsort(-np.abs(z))
+    return [(labels[i], "low" if z[i] < 0 else "high", float(z[i]))
+            for i in order[:TOP] if abs(z[i]) >= DIVERGENCE_Z]
+
+
+def _correlations(ranks: np.ndarray, labels: list[str]) -> list[tuple[str, str, float]]:
+    """The strongest rank correlations between elements (``|rho| >= RIDGE_RHO``)."""
+    if len(labels) < 2:
+        return []
+    rho = np.corrcoef(ranks)
+    rows, cols = np.triu_indices(len(labels), k=1)
+    values = rho[rows, cols]
+    order = np.argsort(-np.abs(values))
+    return [(labels[rows[i]], labels[cols[i]], float(values[i]))
+            for i in order[:TOP] if abs(values[i]) >= RIDGE_RHO]
+
+
+def _effect_of(label: str) -> tuple[str, str, str] | None:
+    """``(effect, param, group)`` of a group sd's element label, else None."""
+    name = label.split("[")[0]
+    if not name.endswith("_sd") or "_by_" not in name:
+        return None
+    effect = name[:-3]
+    param, group = effect.rsplit("_by_", 1)
+    return effect, param, group
+
+
+def _remedies(divergent_at: list[tuple[str, str, float]],
+              correlations: list[tuple[str, str, float]], names: set[str],
+              scalars: set[str], settings: Any, failed_mixing: bool) -> list[str]:
+    """The remedies that apply, each naming the spec key (see the module)."""
+    out = []
+    for label, side, _ in divergent_at:
+        name = label.split("[")[0]
+        if side != "low":
+            continue
+        found = _effect_of(label)
+        if found is not None:
+            effect, param, group = found
+            noncentered = f"{effect}_z" in names or f"{group}_corr_z" in names
+            entry = f"the [[effects]] entry with param = \"{param}\", group = \"{group}\""
+            if noncentered:
+                out.append(f"a funnel at small {name} (non-centered): set centered = true in "
+                           f"{entry} if its levels are rich in data, or give its scale a "
+                           "tighter prior there")
+            else:
+                out.append(f"a funnel at small {name} (centered): set centered = false in "
+                           f"{entry} if its levels hold few points, or give its scale a "
+                           "tighter prior there")
+        elif name == "sigma_spread":
+            now = "sigma_z" in names
+            out.append("a funnel at small sigma_spread: set sigma_centered = "
+                       f"{'true' if now else 'false'} in [likelihood], or give sigma_spread a "
+                       "tighter prior there")
+    ridge = [(a, b) for a, b, _ in correlations if a in scalars and b in scalars]
+    if ridge:
+        a, b = ridge[0]
+        low_rank = getattr(settings, "low_rank", "auto") is True
+        fix = (f"a tighter prior on {a} or {b} in [priors] (or a value in [fixed])")
+        out.append(f"a ridge between {a} and {b}: "
+                   + (fix if low_rank else "set low_rank = true in [sampler] (nutpie adapts "
+                      "a low-rank mass matrix to correlated parameters), or " + fix))
+    if failed_mixing:
+        tune = getattr(settings, "tune", None)
+        more = f"tune = {2 * tune}" if isinstance(tune, int) and tune > 0 else "a longer tune"
+        out.append(f"chains that have not mixed: set {more} in [sampler] (bayeslaw fit --tune)")
+    return out[:TOP]
+
+
+def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str, ...] = (),
+                     settings: Any = None, failed_mixing: bool = True) -> Diagnosis:
+    """The diagnosis of a fit's draws (see the module).
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        The draws, with ``sample_stats.diverging`` where the sampler records it.
+    rhat, ess_bulk : xarray.Dataset
+        ArviZ's R-hat and bulk ESS of the posterior's variables (computed once by the caller).
+    derived : tuple of str
+        Variables that are functions of others (the textbook coefficients, per-run values):
+        left out of the divergences and correlations, where they would repeat what their
+        inputs show.
+    settings : SamplerSettings, optional
+        The sampler settings the draws were made with (for the remedies' values).
+    failed_mixing : bool
+        Whether R-hat or ESS failed (a remedy for mixing applies only then).
+    """
+    names = [n for n in idata.posterior.data_vars if n not in set(derived)]
+    labels, draws = _elements(idata, names)
+    varying = np.isfinite(draws).all(axis=1) & (np.ptp(draws, axis=1) > 0) if draws.size \
+        else np.zeros(0, bool)
+    labels = [lab for lab, keep in zip(labels, varying, strict=True) if keep]
+    draws = draws[varying]
+    r = {k: v for k, v in _stat(rhat, names).items() if np.isfinite(v) and k in set(labels)}
+    e = {k: v for k, v in _stat(ess_bulk, names).items() if np.isfinite(v) and k in set(labels)}
+    worst_r = sorted(r.items(), key=lambda kv: -kv[1])[:TOP]
+    worst_e = sorted(e.items(), key=lambda kv: kv[1])[:TOP]
+    ranks = _ranks(draws) if draws.size else draws
+    stats = idata.sample_stats if "sample_stats" in idata.groups() else {}
+    divergent = (np.ravel(np.asarray(stats["diverging"].values, bool)) if "diverging" in stats
+                 else np.zeros(ranks.shape[1] if ranks.size else 0, bool))
+    at = _divergent_at(ranks, labels, divergent) if divergent.size == ranks.shape[-1] else []
+    # correlations among the scalars (population values, sds, noise) and the worst-mixing
+    # elements, at most MAX_CORRELATED of them
+    scalars = {n for n in names if idata.posterior[n].ndim == 2}
+    picked = [lab for lab in labels if lab in scalars]
+    picked += [lab for lab, _ in sorted(r.items(), key=lambda kv: -kv[1])
+               if lab not in scalars][:max(0, MAX_CORRELATED - len(picked))]
+    index = {lab: i for i, lab in enumerate(labels)}
+    chosen = [index[lab] for lab in picked[:MAX_CORRELATED]]
+    corr = _correlations(ranks[chosen], [labels[i] for i in chosen]) if chosen else []
+    remedies = _remedies(at, corr, set(idata.posterior.data_vars), scalars, settings,
+                         failed_mixing)
+    return Diagnosis(tuple((k, float(v)) for k, v in worst_r),
+                     tuple((k, float(v)) for k, v in worst_e), tuple(at), tuple(corr),
+                     tuple(remedies))

@@ -1,0 +1,111 @@
+"""The diagnosis of a failed fit: a known funnel and a known ridge are named (issue 37).
+
+The sampled test runs nutpie on Neal's funnel (a centered group of 8 levels with no data, its
+sd log-normal with a log-scale sd of 1.5: the step size that suits the wide neck cannot enter
+the narrow one, so NUTS diverges there) beside a linear ridge (``a + b`` pinned to 0 by one
+observation with sd 0.01 while ``a`` and ``b`` have prior sd 1: a rank correlation near -1).
+The variables carry bayeslaw's graph names (``x_by_g_sd``, ``x_by_g``), so the remedies name
+the spec entry to change. The hand-made tests check the statistic and the remedy rules on
+draws whose answer is known by construction.
+"""
+
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+import pytest
+
+from bayeslaw.posterior.diagnosis import DIVERGENCE_Z, diagnose_failure
+from bayeslaw.posterior.diagnostics import diagnose
+from bayeslaw.spec.settings import SamplerSettings
+
+
+@pytest.fixture(scope="module")
+def funnel_and_ridge():
+    import nutpie
+    import pymc as pm
+
+    with pm.Model(coords={"g": list("abcdefgh")}) as model:
+        sd = pm.LogNormal("x_by_g_sd", 0.0, 1.5)
+        pm.Normal("x_by_g", 0.0, sd, dims="g")  # centered, no data: Neal's funnel
+        a, b = pm.Normal("a", 0.0, 1.0), pm.Normal("b", 0.0, 1.0)
+        pm.Normal("y", a + b, 0.01, observed=0.0)  # a ridge along a + b = 0
+    compiled = nutpie.compile_pymc_model(model)
+    return nutpie.sample(compiled, draws=500, tune=500, chains=2, seed=4, progress_bar=False,
+                         cores=1)
+
+
+def test_a_known_funnel_and_ridge_are_named(funnel_and_ridge):
+    d = diagnose(funnel_and_ridge)
+    # the funnel diverges (hundreds of divergences are typical; a handful would be enough for
+    # the test, which needs the statistic past DIVERGENCE_Z)
+    assert d.divergences >= 10, d
+    why = d.diagnosis
+    assert why is not None and not d.ok
+    name, side, z = why.divergent_at[0]
+    assert (name, side) == ("x_by_g_sd", "low") and z <= -DIVERGENCE_Z, why
+    pair = {why.correlations[0][0], why.correlations[0][1]}
+    assert pair == {"a", "b"} and why.correlations[0][2] < -0.9, why
+    text = str(why)
+    assert 'set centered = false in the [[effects]] entry with param = "x", group = "g"' in text
+    assert "a ridge between a and b: set low_rank = true in [sampler]" in text
+    assert d.to_dict()["diagnosis"]["remedies"] == list(why.remedies)
+
+
+def _idata(draws: dict[str, np.ndarray], diverging: np.ndarray) -> az.InferenceData:
+    return az.from_dict(posterior=draws, sample_stats={"diverging": diverging})
+
+
+def test_divergences_placed_by_their_ranks():
+    rng = np.random.default_rng(0)
+    shape = (2, 1000)
+    sd = rng.lognormal(0.0, 1.0, shape)
+    other = rng.normal(size=shape)
+    # divergent where sd is in its lowest fifth: the mean rank is 0.1, far past the threshold
+    diverging = sd < np.quantile(sd, 0.2)
+    draws = {"x_by_g_sd": sd, "x_by_g_z": rng.normal(size=(*shape, 3)), "other": other}
+    rhat, ess = az.rhat(az.from_dict(posterior=draws)), az.ess(az.from_dict(posterior=draws))
+    why = diagnose_failure(_idata(draws, diverging), rhat, ess,
+                           settings=SamplerSettings(tune=300), failed_mixing=True)
+    assert why.divergent_at[0][:2] == ("x_by_g_sd", "low")
+    # the expected z: (0.1 - 0.5) / sqrt(1 / (12 n)) with n = 400
+    assert why.divergent_at[0][2] == pytest.approx(-0.4 / np.sqrt(1 / 4800), rel=0.01)
+    assert all(not name.startswith("other") for name, _, _ in why.divergent_at)
+    text = str(why)
+    # non-centered (x_by_g_z is there): the switch is the other way
+    assert "(non-centered): set centered = true" in text
+    assert "set tune = 600 in [sampler]" in text
+
+
+def test_random_divergences_name_nothing_and_a_noise_funnel_is_named():
+    rng = np.random.default_rng(1)
+    shape = (2, 1000)
+    spread = rng.lognormal(0.0, 1.0, shape)
+    draws = {"sigma_spread": spread, "sigma_z": rng.normal(size=(*shape, 4)),
+             "E": rng.normal(size=shape)}
+    ids = az.from_dict(posterior=draws)
+    rhat, ess = az.rhat(ids), az.ess(ids)
+    scattered = rng.random(shape) < 0.1
+    none = diagnose_failure(_idata(draws, scattered), rhat, ess, failed_mixing=False)
+    assert none.divergent_at == () and none.remedies == () and none.correlations == ()
+    low = spread < np.quantile(spread, 0.1)
+    noise = diagnose_failure(_idata(draws, low), rhat, ess, failed_mixing=False)
+    assert noise.divergent_at[0][:2] == ("sigma_spread", "low")
+    assert noise.remedies == ("a funnel at small sigma_spread: set sigma_centered = true in "
+                              "[likelihood], or give sigma_spread a tighter prior there",)
+
+
+def test_derived_variables_are_left_out_and_a_passing_fit_has_no_diagnosis():
+    rng = np.random.default_rng(2)
+    shape = (4, 500)
+    a = rng.normal(size=shape)
+    draws = {"a": a, "A": 2.0 * a + 1.0, "b": rng.normal(size=shape)}
+    # iid energies: BFMI about 2, so every check passes
+    ids = az.from_dict(posterior=draws, sample_stats={"diverging": np.zeros(shape, bool),
+                                                      "energy": rng.normal(size=shape)})
+    assert diagnose(ids).ok and diagnose(ids).diagnosis is None
+    rhat, ess = az.rhat(ids), az.ess(ids)
+    kept = diagnose_failure(ids, rhat, ess, failed_mixing=False)
+    assert kept.correlations[0][:2] == ("a", "A") and kept.correlations[0][2] == pytest.approx(1)
+    left = diagnose_failure(ids, rhat, ess, derived=("A",), failed_mixing=False)
+    assert left.correlations == ()
