@@ -121,9 +121,14 @@ def _diagnostics_section(fit: Fit, title: str, level: int) -> Section:
     verdict = (f"APPROXIMATE: {d.failures[0]}." if fit.approximate
                else "All convergence checks passed." if d.ok
                else "Sampling did NOT converge: " + "; ".join(d.failures) + ".")
-    return Section(title, (Block(
+    blocks = [Block(
         f"{verdict} Each row is a check's worst value over every posterior variable, against "
-        f"its threshold. {sampler_sentence(fit)}", diagnostics_table(fit)),), level)
+        f"its threshold. {sampler_sentence(fit)}", diagnostics_table(fit))]
+    if d.diagnosis is not None:
+        blocks.append(Block("Why, and what to change (the worst elements, where the divergences "
+                            "sit, the strongest correlations, the remedies with their spec "
+                            "keys):", code=str(d.diagnosis)))
+    return Section(title, tuple(blocks), level)
 
 
 def _coefficient_section(fit: Fit, title: str, level: int) -> Section:

@@ -145,6 +145,9 @@ def test_report_values_come_from_the_fit(report, stored_fit):
     best = sections["Derived quantities"].blocks[2].table
     assert best["p_best"].sum() == pytest.approx(1.0)
     assert sections["Diagnostics"].blocks[0].text.startswith("Sampling did NOT converge: R-hat")
+    # the diagnosis beside the verdict, as the fit holds it
+    assert sections["Diagnostics"].blocks[1].code == str(stored_fit.diagnostics.diagnosis)
+    assert "worst R-hat: " in sections["Diagnostics"].blocks[1].code
 
 
 def test_report_repr_and_notebook_html(report):
