@@ -15,7 +15,9 @@ When a NUTS fit fails a threshold, :func:`diagnose_failure` says
   near +-1;
 * **the remedies that apply**, each with the spec key to set: a funnel's centering switch
   (``centered`` in its ``[[effects]]`` entry, ``sigma_centered`` in ``[likelihood]``), a tighter
-  prior on a named parameter, ``low_rank`` or ``tune`` in ``[sampler]``.
+  prior on a named parameter, ``low_rank`` or ``tune`` in ``[sampler]``.  A funnel is a group
+  sd whose divergent draws sit at its small values or, as nutpie often shows one (few
+  divergences, poor mixing), the group sd that mixes worst.
 
 Variables' names follow :mod:`bayeslaw.model.graph` (``<p>_by_<g>_sd``, ``<p>_by_<g>_z``, ...),
 which is how a remedy finds the effect a group sd belongs to and whether it is centered.
@@ -168,33 +170,45 @@ def _effect_of(label: str) -> tuple[str, str, str] | None:
     return effect, param, group
 
 
-def _remedies(divergent_at: list[tuple[str, str, float]],
+def _funnel_remedy(name: str, names: set[str], why: str) -> str | None:
+    """The centering switch of the group sd (or noise spread) ``name``, else None."""
+    found = _effect_of(name)
+    if found is not None:
+        effect, param, group = found
+        noncentered = f"{effect}_z" in names or f"{group}_corr_z" in names
+        entry = f"the [[effects]] entry with param = \"{param}\", group = \"{group}\""
+        if noncentered:
+            return (f"a funnel ({why}, non-centered): set centered = true in {entry} if its "
+                    "levels are rich in data, or give its scale a tighter prior there")
+        return (f"a funnel ({why}, centered): set centered = false in {entry} if its levels "
+                "hold few points, or give its scale a tighter prior there")
+    if name == "sigma_spread":
+        switch = "true" if "sigma_z" in names else "false"
+        return (f"a funnel ({why}): set sigma_centered = {switch} in [likelihood], or give "
+                "sigma_spread a tighter prior there")
+    return None
+
+
+def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
               correlations: list[tuple[str, str, float]], names: set[str],
               scalars: set[str], settings: Any, failed_mixing: bool) -> list[str]:
-    """The remedies that apply, each naming the spec key (see the module)."""
-    out = []
-    for label, side, _ in divergent_at:
-        name = label.split("[")[0]
-        if side != "low":
-            continue
-        found = _effect_of(label)
-        if found is not None:
-            effect, param, group = found
-            noncentered = f"{effect}_z" in names or f"{group}_corr_z" in names
-            entry = f"the [[effects]] entry with param = \"{param}\", group = \"{group}\""
-            if noncentered:
-                out.append(f"a funnel at small {name} (non-centered): set centered = true in "
-                           f"{entry} if its levels are rich in data, or give its scale a "
-                           "tighter prior there")
-            else:
-                out.append(f"a funnel at small {name} (centered): set centered = false in "
-                           f"{entry} if its levels hold few points, or give its scale a "
-                           "tighter prior there")
-        elif name == "sigma_spread":
-            now = "sigma_z" in names
-            out.append("a funnel at small sigma_spread: set sigma_centered = "
-                       f"{'true' if now else 'false'} in [likelihood], or give sigma_spread a "
-                       "tighter prior there")
+    """The remedies that apply, each naming the spec key (see the module).
+
+    A funnel is a group sd (or the noise scale's spread) whose divergent draws sit at its
+    small values, or, as nutpie often shows one, with few divergences and poor mixing, the
+    group sd that mixes worst (``worst``: the elements of the highest R-hat and the lowest
+    ESS).
+    """
+    out: list[str] = []
+    seen: set[str] = set()
+    candidates = [(label.split("[")[0], f"divergences at small {label}")
+                  for label, side, _ in divergent_at if side == "low"]
+    candidates += [(label.split("[")[0], f"{label} mixes worst") for label in worst]
+    for name, why in candidates:
+        remedy = _funnel_remedy(name, names, why) if name not in seen else None
+        if remedy is not None:
+            seen.add(name)
+            out.append(remedy)
     ridge = [(a, b) for a, b, _ in correlations if a in scalars and b in scalars]
     if ridge:
         a, b = ridge[0]
@@ -229,7 +243,10 @@ def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str
     failed_mixing : bool
         Whether R-hat or ESS failed (a remedy for mixing applies only then).
     """
-    names = [n for n in idata.posterior.data_vars if n not in set(derived)]
+    every = set(idata.posterior.data_vars)
+    # a sampler's unconstrained copies (``sd_log__``) repeat their variable's draws
+    names = [n for n in idata.posterior.data_vars if n not in set(derived)
+             and not (n.endswith("__") and n.rsplit("_", 3)[0] in every)]
     labels, draws = _elements(idata, names)
     varying = np.isfinite(draws).all(axis=1) & (np.ptp(draws, axis=1) > 0) if draws.size \
         else np.zeros(0, bool)
@@ -253,8 +270,8 @@ def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str
     index = {lab: i for i, lab in enumerate(labels)}
     chosen = [index[lab] for lab in picked[:MAX_CORRELATED]]
     corr = _correlations(ranks[chosen], [labels[i] for i in chosen]) if chosen else []
-    remedies = _remedies(at, corr, set(idata.posterior.data_vars), scalars, settings,
-                         failed_mixing)
+    worst = [label for label, _ in worst_r[:1] + worst_e[:1]] if failed_mixing else []
+    remedies = _remedies(at, worst, corr, every, scalars, settings, failed_mixing)
     return Diagnosis(tuple((k, float(v)) for k, v in worst_r),
                      tuple((k, float(v)) for k, v in worst_e), tuple(at), tuple(corr),
                      tuple(remedies))

@@ -1,12 +1,15 @@
 """The diagnosis of a failed fit: a known funnel and a known ridge are named (issue 37).
 
 The sampled test runs nutpie on Neal's funnel (a centered group of 8 levels with no data, its
-sd log-normal with a log-scale sd of 1.5: the step size that suits the wide neck cannot enter
-the narrow one, so NUTS diverges there) beside a linear ridge (``a + b`` pinned to 0 by one
-observation with sd 0.01 while ``a`` and ``b`` have prior sd 1: a rank correlation near -1).
+sd log-normal with a log-scale sd of 1.5: the step size that suits the wide mouth cannot enter
+the narrow neck) beside a linear ridge (``a + b`` pinned to 0 by one observation with sd 0.01
+while ``a`` and ``b`` have prior sd 1: a rank correlation near -1).  nutpie's adaptation
+leaves few divergences on this funnel (0 to 3 in 1,000 draws over seeds 4-6 and target
+accepts 0.6 and 0.8, tried before the test was written) but its sd mixes worst (bulk ESS
+5-40), which is how the diagnosis names it here; where the divergences sit is checked on
+hand-made draws whose answer is known by construction.
 The variables carry bayeslaw's graph names (``x_by_g_sd``, ``x_by_g``), so the remedies name
-the spec entry to change. The hand-made tests check the statistic and the remedy rules on
-draws whose answer is known by construction.
+the spec entry to change.
 """
 
 from __future__ import annotations
@@ -37,17 +40,15 @@ def funnel_and_ridge():
 
 def test_a_known_funnel_and_ridge_are_named(funnel_and_ridge):
     d = diagnose(funnel_and_ridge)
-    # the funnel diverges (hundreds of divergences are typical; a handful would be enough for
-    # the test, which needs the statistic past DIVERGENCE_Z)
-    assert d.divergences >= 10, d
     why = d.diagnosis
     assert why is not None and not d.ok
-    name, side, z = why.divergent_at[0]
-    assert (name, side) == ("x_by_g_sd", "low") and z <= -DIVERGENCE_Z, why
+    # the sd mixes worst (nutpie's unconstrained copy x_by_g_sd_log__ is left out)
+    assert why.worst_ess[0][0] == "x_by_g_sd", why
     pair = {why.correlations[0][0], why.correlations[0][1]}
     assert pair == {"a", "b"} and why.correlations[0][2] < -0.9, why
     text = str(why)
-    assert 'set centered = false in the [[effects]] entry with param = "x", group = "g"' in text
+    assert ('a funnel (x_by_g_sd mixes worst, centered): set centered = false in the '
+            '[[effects]] entry with param = "x", group = "g"') in text
     assert "a ridge between a and b: set low_rank = true in [sampler]" in text
     assert d.to_dict()["diagnosis"]["remedies"] == list(why.remedies)
 
@@ -68,12 +69,13 @@ def test_divergences_placed_by_their_ranks():
     why = diagnose_failure(_idata(draws, diverging), rhat, ess,
                            settings=SamplerSettings(tune=300), failed_mixing=True)
     assert why.divergent_at[0][:2] == ("x_by_g_sd", "low")
+    assert why.divergent_at[0][2] <= -DIVERGENCE_Z
     # the expected z: (0.1 - 0.5) / sqrt(1 / (12 n)) with n = 400
     assert why.divergent_at[0][2] == pytest.approx(-0.4 / np.sqrt(1 / 4800), rel=0.01)
     assert all(not name.startswith("other") for name, _, _ in why.divergent_at)
     text = str(why)
     # non-centered (x_by_g_z is there): the switch is the other way
-    assert "(non-centered): set centered = true" in text
+    assert "(divergences at small x_by_g_sd, non-centered): set centered = true" in text
     assert "set tune = 600 in [sampler]" in text
 
 
@@ -91,8 +93,9 @@ def test_random_divergences_name_nothing_and_a_noise_funnel_is_named():
     low = spread < np.quantile(spread, 0.1)
     noise = diagnose_failure(_idata(draws, low), rhat, ess, failed_mixing=False)
     assert noise.divergent_at[0][:2] == ("sigma_spread", "low")
-    assert noise.remedies == ("a funnel at small sigma_spread: set sigma_centered = true in "
-                              "[likelihood], or give sigma_spread a tighter prior there",)
+    assert noise.remedies == ("a funnel (divergences at small sigma_spread): set "
+                              "sigma_centered = true in [likelihood], or give sigma_spread a "
+                              "tighter prior there",)
 
 
 def test_derived_variables_are_left_out_and_a_passing_fit_has_no_diagnosis():
