@@ -35,6 +35,9 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax copied into the site, so that formulas render without a network (the CDN's
+    # script never loads offline, and the notebook pages then showed raw LaTeX)
+    "sphinx-mathjax-offline",  # (its module name has hyphens)
     "numpydoc",
     "myst_nb",
     "sphinx_copybutton",

@@ -170,6 +170,9 @@ def test_tutorial_page_shows_its_figures_in_chromium(site, tmp_path):
     figures = re.findall(r'<img[^>]+src="(\.\./_images/[^"]+\.png)"', dom)
     assert len(figures) >= 3, "the quickstart's figures are missing from its page"
     assert int(probe["data-images"]) >= len(figures) and probe["data-broken"] == ""
+    # the law's formula is typeset by the site's own MathJax (no network: the CDN's script
+    # never loaded, and the page showed raw LaTeX)
+    assert "mjx-container" in dom, "MathJax did not typeset the quickstart's formulas"
     assert _screenshot(chromium, page, tmp_path / "tutorial.png", tmp_path) > 0.02
 
 
