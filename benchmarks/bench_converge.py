@@ -5,7 +5,8 @@ Each pair of ``benchmarks/pairs.py`` is fitted with the spec's default settings
 another in this process (pairs sharing a spec and a table structure reuse the compiled
 model).  Warnings raised during a fit are recorded, not printed.  One row per fit: pair,
 spec, seed, points, runs, tune, draws, chains, max R-hat, min bulk / tail ESS, divergences,
-min BFMI, converged (every check of ``fit.diagnostics`` passed), the failed checks, fit
+min BFMI, converged (every check of ``fit.diagnostics`` passed), the failed checks and the
+diagnosis of a failed fit (``fit.diagnostics.diagnosis``, its lines joined by `` | ``), fit
 seconds, compile and sample seconds where the fit's provenance has them, warnings.
 
     python benchmarks/bench_converge.py                       # every pair, seeds 1-5
@@ -39,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 COLUMNS = ("pair", "spec", "seed", "points", "runs", "tune", "draws", "chains", "max_rhat",
            "min_ess_bulk", "min_ess_tail", "divergences", "min_bfmi", "converged", "failures",
-           "fit_s", "compile_s", "sample_s", "warnings", "error")
+           "diagnosis", "fit_s", "compile_s", "sample_s", "warnings", "error")
 
 
 def load_pairs() -> ModuleType:
@@ -62,7 +63,7 @@ def fit_one(pair: Any, seed: int) -> dict[str, Any]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             t0 = time.perf_counter()
-            result = fit(data, pair.spec, seed=seed)
+            result = fit(data, pair.fitted_spec, seed=seed)
             row["fit_s"] = time.perf_counter() - t0
     except Exception as exc:  # one failed fit is a row, not the end of the matrix
         row["error"] = f"{type(exc).__name__}: {exc}"[:500]
@@ -74,7 +75,9 @@ def fit_one(pair: Any, seed: int) -> dict[str, Any]:
                chains=settings.get("chains"), max_rhat=diag.max_rhat,
                min_ess_bulk=diag.min_ess_bulk, min_ess_tail=diag.min_ess_tail,
                divergences=diag.divergences, min_bfmi=diag.min_bfmi, converged=bool(diag.ok),
-               failures="; ".join(diag.failures), compile_s=sampling.get("compile_s"),
+               failures="; ".join(diag.failures),
+               diagnosis="" if diag.diagnosis is None else " | ".join(diag.diagnosis.lines()),
+               compile_s=sampling.get("compile_s"),
                sample_s=sampling.get("sample_s"))
     row["warnings"] = " | ".join(dict.fromkeys(
         f"{w.category.__name__}: {str(w.message).splitlines()[0][:300]}" for w in caught

@@ -63,6 +63,13 @@ class Pair:
     spec: str
     load: Callable[[], pd.DataFrame]
     note: str
+    #: spec keys set over the shipped spec's (``{"reference": {"D": 1.0}}``); None: none
+    overrides: dict | None = None
+
+    @property
+    def fitted_spec(self) -> str | dict:
+        """What ``bl.fit`` gets: the shipped spec's name, or it with :attr:`overrides`."""
+        return self.spec if not self.overrides else {"law": self.spec, **self.overrides}
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -179,6 +186,45 @@ def misfitting() -> pd.DataFrame:
     return thin_frame(_misfitting_curves(0.1, 1e9), 12)
 
 
+def misfitting_curves() -> pd.DataFrame:
+    """The misfitting scope as a table of curves without model sizes: ``run, D, loss``.
+
+    The default law of such a table is ``curve_bend`` (a population of curves); D is in
+    tokens, the spec's reference D is 1e9.
+    """
+    return misfitting()[["run", "D", "loss"]]
+
+
+def colpret_curves(max_context: int = 24) -> pd.DataFrame:
+    """ColPret's 192 curves of NSL-PFN's benchmark, their context rows only: ``run, D, loss``.
+
+    As ``benchmarks/bench_peers.py --max-context 24`` fits them: each curve's context thinned
+    to at most ``max_context`` points evenly in log x (the largest kept), repeated x averaged,
+    ``D = x / (the curve's largest context x)`` and ``loss = y / y_scale``.  The target rows
+    are never read.
+    """
+    folder = SHARED / "nslpfn_bench"
+    raw = pd.read_csv(_shared("nslpfn_bench", "ColPret.csv"))
+    _require(raw, ["curve", "x", "y", "role"], folder / "ColPret.csv")
+    scales = pd.read_csv(_shared("nslpfn_bench", "curves.csv"))
+    context = raw.loc[raw["role"] == "context"].merge(
+        scales[["dataset", "curve", "y_scale"]], on=["dataset", "curve"], how="left")
+    parts = []
+    for curve, rows in context.groupby("curve", sort=True):
+        rows = rows.sort_values("x", kind="stable")
+        if len(rows) > max_context:
+            logx = np.log(rows["x"].to_numpy(float))
+            grid = np.linspace(logx[0], logx[-1], max_context)
+            nearest = np.abs(logx[None, :] - grid[:, None]).argmin(axis=1)
+            nearest[-1] = len(rows) - 1
+            rows = rows.iloc[np.unique(nearest)]
+        parts.append(pd.DataFrame({"run": curve, "D": rows["x"].to_numpy(float)
+                                   / rows["x"].max(),
+                                   "loss": rows["y"].to_numpy(float) / rows["y_scale"]}))
+    tidy = pd.concat(parts, ignore_index=True)
+    return tidy.groupby(["run", "D"], as_index=False, sort=False)["loss"].mean()
+
+
 def misfitting_all() -> pd.DataFrame:
     """Every misfitting checkpoint (duplicate (run, D) rows averaged)."""
     return _misfitting_curves(0.0, 0.0)
@@ -239,6 +285,8 @@ TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     "misfitting_all": misfitting_all,
     "misfitting_1e9": misfitting_1e9,
     "colpret_gpt3": colpret_gpt3,
+    "misfitting_curves": misfitting_curves,
+    "colpret_curves": colpret_curves,
     "parscale": partial(parscale, PARSCALE_DATASET),
     "parscale_both": partial(parscale, None),
 }
@@ -271,6 +319,13 @@ _PAIRS = (
          _PARSCALE + ": the comparison law for parallel_streams (its header)"),
     Pair("size_only@parscale", "size_only", TABLES["parscale"],
          _PARSCALE + ": the null model ignoring P (its header)"),
+    Pair("curve_bend@misfitting_curves", "curve_bend", misfitting_curves,
+         _MISFITTING + ", as curves without N (run, D, loss): the curve population"),
+    Pair("curve_bend@colpret_curves", "curve_bend", colpret_curves,
+         "ColPret's 192 curves of NSL-PFN's benchmark, context rows only, <= 24 a curve, "
+         "each scaled to D = 1 and loss = y / y_scale at its last context point (as "
+         "bench_peers.py fits them, with the spec's reference D set to 1)",
+         {"reference": {"D": 1.0}}),
 )
 #: The pairs by name.
 PAIRS: dict[str, Pair] = {p.name: p for p in _PAIRS}
