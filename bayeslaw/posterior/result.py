@@ -260,9 +260,13 @@ class Fit(Posterior):
 def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
     """The posterior's variables that are functions of others (the diagnosis leaves them out).
 
-    The textbook coefficients and the values per run (see :mod:`.diagnosis`).
+    The textbook coefficients, the values per run and a ``[correlation]`` block's matrix (a
+    function of its partial correlations, symmetric: its two halves would show as a perfect
+    correlation; see :mod:`.diagnosis`).
     """
     natural = set(spec.law_obj.natural_names)
+    if spec.correlation is not None:
+        natural.add(spec.correlation.name)
     return tuple(n for n in idata.posterior.data_vars if n in natural or n.endswith("_run"))
 
 

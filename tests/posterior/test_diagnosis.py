@@ -112,3 +112,20 @@ def test_derived_variables_are_left_out_and_a_passing_fit_has_no_diagnosis():
     assert kept.correlations[0][:2] == ("a", "A") and kept.correlations[0][2] == pytest.approx(1)
     left = diagnose_failure(ids, rhat, ess, derived=("A",), failed_mixing=False)
     assert left.correlations == ()
+
+
+def test_a_fits_derived_variables_include_the_correlation_matrix():
+    # in Nano's pooled fit the diagnosis listed run_corr[0,1] ~ run_corr[1,0] +1.00 (the two
+    # halves of one symmetric matrix) as the strongest correlation; the matrix is derived
+    from bayeslaw.posterior.result import _derived
+    from bayeslaw.spec.catalog import load_spec
+
+    shape = (2, 10, 3, 3)
+    names = {"m": np.ones(shape[:2]), "A": np.ones(shape[:2]), "sigma_run": np.ones((2, 10, 4)),
+             "run_corr": np.ones(shape), "run_corr_w01": np.ones(shape[:2])}
+    ids = az.from_dict(posterior=names)
+    spec = load_spec("curve_power")
+    assert spec.correlation is not None and spec.correlation.name == "run_corr"
+    derived = _derived(ids, spec)
+    assert "run_corr" in derived and "sigma_run" in derived and "run_corr_w01" not in derived
+    assert "m" not in derived
