@@ -92,23 +92,26 @@ class Diagnosis:
                 "remedies": list(self.remedies)}
 
 
+def _labels(da: Any, dims: tuple[str, ...], shape: tuple[int, ...]) -> list[str]:
+    """``name[coord,...]`` for every element of variable ``da`` over ``dims``.
+
+    ``name`` alone for a scalar: the draws and ArviZ's statistics are labelled alike.
+    """
+    if not dims:
+        return [str(da.name)]
+    return [f"{da.name}[" + ",".join(str(da.coords[d].values[i]) if d in da.coords else str(i)
+                                     for d, i in zip(dims, index, strict=True)) + "]"
+            for index in np.ndindex(*shape)]
+
+
 def _elements(idata: Any, names: list[str]) -> tuple[list[str], np.ndarray]:
     """Every element of ``names`` as a label and its draws, ``(elements, chains * draws)``."""
     labels, rows = [], []
-    post = idata.posterior
     for name in names:
-        da = post[name]
+        da = idata.posterior[name]
         values = np.asarray(da.values, float)
-        flat = values.reshape(values.shape[0] * values.shape[1], -1).T
-        dims = da.dims[2:]
-        if not dims:
-            labels.append(name)
-        else:
-            for index in np.ndindex(*values.shape[2:]):
-                parts = [str(da.coords[d].values[i]) if d in da.coords else str(i)
-                         for d, i in zip(dims, index, strict=True)]
-                labels.append(f"{name}[{','.join(parts)}]")
-        rows.append(flat)
+        labels += _labels(da, da.dims[2:], values.shape[2:])
+        rows.append(values.reshape(values.shape[0] * values.shape[1], -1).T)
     if not rows:
         return [], np.empty((0, 0))
     return labels, np.concatenate(rows, axis=0)
@@ -123,16 +126,11 @@ def _ranks(draws: np.ndarray) -> np.ndarray:
 
 def _stat(ds: Any, names: list[str]) -> dict[str, float]:
     """An ArviZ statistic (R-hat or ESS) per element label, labelled as :func:`_elements`."""
-    out = {}
-    for name in names:
-        if name not in ds:
-            continue
-        da = ds[name]
-        arr = np.asarray(da.values, float)
-        for index in np.ndindex(*arr.shape):
-            parts = [str(da.coords[d].values[i]) if d in da.coords else str(i)
-                     for d, i in zip(da.dims, index, strict=True)]
-            out[f"{name}[{','.join(parts)}]" if parts else name] = float(arr[index])
+    out: dict[str, float] = {}
+    for name in (n for n in names if n in ds):
+        arr = np.asarray(ds[name].values, float)
+        out.update(zip(_labels(ds[name], ds[name].dims, arr.shape), arr.ravel().tolist(),
+                       strict=True))
     return out
 
 
@@ -213,7 +211,7 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
     if ridge:
         a, b = ridge[0]
         low_rank = getattr(settings, "low_rank", "auto") is True
-        fix = (f"a tighter prior on {a} or {b} in [priors] (or a value in [fixed])")
+        fix = f"a tighter prior on {a} or {b} in [priors] (or a value in [fixed])"
         out.append(f"a ridge between {a} and {b}: "
                    + (fix if low_rank else "set low_rank = true in [sampler] (nutpie adapts "
                       "a low-rank mass matrix to correlated parameters), or " + fix))
@@ -252,8 +250,9 @@ def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str
         else np.zeros(0, bool)
     labels = [lab for lab, keep in zip(labels, varying, strict=True) if keep]
     draws = draws[varying]
-    r = {k: v for k, v in _stat(rhat, names).items() if np.isfinite(v) and k in set(labels)}
-    e = {k: v for k, v in _stat(ess_bulk, names).items() if np.isfinite(v) and k in set(labels)}
+    kept = set(labels)
+    r = {k: v for k, v in _stat(rhat, names).items() if np.isfinite(v) and k in kept}
+    e = {k: v for k, v in _stat(ess_bulk, names).items() if np.isfinite(v) and k in kept}
     worst_r = sorted(r.items(), key=lambda kv: -kv[1])[:TOP]
     worst_e = sorted(e.items(), key=lambda kv: kv[1])[:TOP]
     ranks = _ranks(draws) if draws.size else draws

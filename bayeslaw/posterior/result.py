@@ -72,17 +72,14 @@ class Fit(Posterior):
                  thresholds: Thresholds | None = None) -> Fit:
         """A fit from draws that hold their own log-likelihood (a saved fit); diagnostics."""
         thresholds = thresholds or Thresholds()
-        recorded = provenance.get("sampler")
-        settings = SamplerSettings.from_dict(recorded) if recorded is not None else spec.sampler
         diag = judge(idata, str(provenance.get("method", "nuts")), thresholds,
-                     derived=_derived(idata, spec), settings=settings)
+                     derived=_derived(idata, spec), settings=_settings(provenance, spec))
         return cls(idata, spec, data, provenance, diag, thresholds)
 
     @property
     def settings(self) -> SamplerSettings:
         """The sampler settings the draws were made with (the spec's, with any overrides)."""
-        recorded = self.provenance.get("sampler")
-        return SamplerSettings.from_dict(recorded) if recorded is not None else self.spec.sampler
+        return _settings(self.provenance, self.spec)
 
     @property
     def method(self) -> str:
@@ -255,6 +252,12 @@ class Fit(Posterior):
                         tuple(meta["notes"]), schedules)
         spec = ModelSpec.from_dict(json.loads(attrs["bayeslaw_spec"]))
         return cls.assemble(idata, spec, data, json.loads(attrs["bayeslaw_provenance"]))
+
+
+def _settings(provenance: Mapping[str, Any], spec: ModelSpec) -> SamplerSettings:
+    """The sampler settings a fit's provenance records (the spec's when it records none)."""
+    recorded = provenance.get("sampler")
+    return SamplerSettings.from_dict(recorded) if recorded is not None else spec.sampler
 
 
 def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
