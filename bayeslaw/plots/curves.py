@@ -19,7 +19,6 @@ import pandas as pd
 
 from .. import constants as C
 from ..errors import ArgumentError
-from ..posterior.prediction import predict
 from .panels import (
     bands_title,
     colour_keys,
@@ -27,6 +26,7 @@ from .panels import (
     finish_axes,
     finish_legend,
     grid_layout,
+    grid_prediction,
     mark_end_of_data,
     panel_points,
     plateau_ylim,
@@ -120,7 +120,8 @@ def plot_curve_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
                     xscale: str = "log",
                     ylim: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
                     n_grid: int = 120, panel_size: tuple[float, float] = (3.2, 2.6),
-                    seed: int = 0, schedule: Any = None) -> Any:
+                    seed: int = 0, schedule: Any = None,
+                    prediction: pd.DataFrame | None = None) -> Any:
     """The grid figure of a table of curves: one panel per curve (the module docstring).
 
     Takes :func:`~bayeslaw.plots.sweep.plot_grid`'s options, which calls it for a table
@@ -128,7 +129,8 @@ def plot_curve_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
     own largest ``D``; ``extend_to`` continues every curve to that ``D``.  ``ylim`` is one
     loss range for every panel (then shared), or each curve's own by run name (a panel of
     several curves spans theirs); by default each panel spans its own observed losses and
-    forecast medians.  ``add_N`` is refused: there are no model sizes.
+    forecast medians.  ``add_N`` is refused: there are no model sizes.  ``prediction`` and
+    the returned figure's ``bayeslaw_prediction`` are :func:`~bayeslaw.plots.sweep.plot_grid`'s.
     """
     import matplotlib.pyplot as plt
 
@@ -139,7 +141,8 @@ def plot_curve_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
     reach = extend_to if extend_to is not None or not forecast else curve_forecast(fit)
     runs = fit.data.run_table().drop(columns=[C.D, C.LOSS], errors="ignore")
     points = panel_points(runs, frame, reach, n_grid, schedule_ends(fit, schedule))
-    pred = predict(fit, points, kind=kind, probs=probs, seed=seed, schedule=schedule).table
+    pred = grid_prediction(fit, points, prediction, kind=kind, probs=probs, seed=seed,
+                           schedule=schedule)
     pred[C.RUN] = pred[C.RUN].astype(str)
     names = [str(r) for r in fit.data.runs]
     panels, nrow, ncol = curve_layout(names)
@@ -159,7 +162,7 @@ def plot_curve_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
         if d_seen and d_drawn > d_seen * (1 + 1e-9):
             mark_end_of_data(ax, d_seen, scale)
         ax.set_title(" - ".join(dict.fromkeys((short_label(group[0]), short_label(group[-1])))),
-                     fontsize=9)
+                     fontsize=9, y=1.0)  # placed: no measuring of the ticks
         if not shared:
             mine = pred[pred[C.RUN].isin(group)]
             set_loss_range(ax, observed[observed[C.RUN].isin(group)], mine,
@@ -174,5 +177,6 @@ def plot_curve_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
         title += f"; forecast to D = {reach:.3g}"
     keys = None if colour is None else colour_keys(colour, names, short_label)
     finish_legend(fig, axes, probs, title, keys)
+    fig.bayeslaw_prediction = pred
     return fig
 

@@ -17,9 +17,17 @@ import pandas as pd
 
 from .. import constants as C
 from ..data.schedules import TERM_COLUMNS
+from ..errors import ArgumentError
 from ..posterior.draws import schedules_of
-from ..posterior.prediction import band_tag
-from .figures import PRED_MEDIAN, REAL, finish_panels, legend_handles, log_ticks, pred_band_label
+from ..posterior.prediction import band_tag, predict
+from .figures import (
+    PRED_MEDIAN,
+    REAL,
+    TITLE_OFFSET,
+    legend_handles,
+    log_ticks,
+    pred_band_label,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..posterior.result import Fit
@@ -85,6 +93,43 @@ def panel_points(runs: pd.DataFrame, frame: pd.DataFrame,
         part[C.RUN] = run
         parts.append(part)
     return pd.concat(parts, ignore_index=True)
+
+
+def grid_prediction(fit: Fit, points: pd.DataFrame, prediction: pd.DataFrame | None, *,
+                    kind: str, probs: Sequence[float], seed: int, schedule: Any) -> pd.DataFrame:
+    """The prediction table a grid figure draws: its ``points`` predicted, or looked up.
+
+    :func:`~bayeslaw.posterior.prediction.predict` of the ``points``, or, given an earlier
+    figure's ``prediction``, its rows of them.
+
+    ``prediction`` (a grid figure's ``bayeslaw_prediction``) must hold every point (by run
+    and D) and come from the same ``kind``, band ``probs`` and ``seed``: the plateau zoom
+    draws the full figure's prediction again instead of predicting it anew.
+    """
+    probs = tuple(float(p) for p in probs)
+    if prediction is None:
+        table = predict(fit, points, kind=kind, probs=probs, seed=seed,
+                        schedule=schedule).table
+        table.attrs.update(kind=kind, probs=probs, seed=seed)
+        return table
+    made = {key: prediction.attrs.get(key) for key in ("kind", "probs", "seed")}
+    if made != {"kind": kind, "probs": probs, "seed": seed}:
+        raise ArgumentError(f"the prediction given was made with {made}, not kind={kind!r}, "
+                            f"probs={probs}, seed={seed}: pass the same options, or no "
+                            "prediction")
+    keys = [C.RUN, C.D]
+    have = prediction.assign(**{C.RUN: prediction[C.RUN].astype(str)}).reset_index(drop=True)
+    want = points[keys].assign(**{C.RUN: points[C.RUN].astype(str)})
+    where = want.merge(have[keys].reset_index(), on=keys, how="left",
+                       validate="many_to_one")["index"]
+    if where.isna().any():
+        row = want[where.isna().to_numpy()].iloc[0]
+        raise ArgumentError(f"the prediction given has no point of run {row[C.RUN]!r} at "
+                            f"D = {row[C.D]:g}: it must come from a figure of the same fit "
+                            "over these points (the same extend_to, n_grid and schedule)")
+    table = prediction.iloc[where.astype(int).to_numpy()].reset_index(drop=True)
+    table.attrs = dict(prediction.attrs)
+    return table
 
 
 def draw_run(ax: Any, pred: pd.DataFrame, observed: pd.DataFrame, probs: Sequence[float],
@@ -157,7 +202,7 @@ def bands_title(fit: Fit, probs: Sequence[float], kind: str) -> str:
 
 def finish_legend(fig: Any, axes: np.ndarray, probs: Sequence[float], title: str,
                   keys: dict[str, Any] | None = None) -> None:
-    """Title the grid and put one legend below it (:func:`~bayeslaw.plots.figures.finish_panels`).
+    """Title the grid and put one legend below it (:func:`lay_out_grid`).
 
     Its entries are Real, Pred and its bands, the end of data; with ``keys`` (runs coloured
     by a level: the level's colours) the same entries in grey, then ``keys``.
@@ -167,8 +212,93 @@ def finish_legend(fig: Any, axes: np.ndarray, probs: Sequence[float], title: str
     legend = {lab: found[lab] for lab in order if lab in found}
     if keys is not None:
         legend = {**_neutral_keys(probs, END_OF_DATA in legend), **keys}
-    finish_panels(fig, title, legend.values(), legend.keys(), 0.06 / axes.shape[0],
-                  bbox_to_anchor=(0.5, 0.0))
+    lay_out_grid(fig, axes, title, list(legend.values()), list(legend.keys()))
+
+
+def _text_size(renderer: Any, text: str, size: Any) -> tuple[float, float]:
+    """Width and height of ``text`` at font ``size`` (points or a name), inches."""
+    from matplotlib.font_manager import FontProperties
+
+    w, h, _ = renderer.get_text_width_height_descent(
+        text, FontProperties(size=size), ismath="$" in text)
+    return w / renderer.dpi, h / renderer.dpi
+
+
+def _tick_label_width(renderer: Any, ax: Any, size: Any) -> float:
+    """Widest y tick label of ``ax`` at font ``size``, inches, without drawing its ticks.
+
+    The labels come from the axis's own locator and formatter over its view limits, as a
+    draw would make them (a draw of the whole grid is what this layout avoids).
+    """
+    axis = ax.yaxis
+    lo, hi = sorted(ax.get_ylim())
+    locs = [v for v in axis.get_major_locator().tick_values(lo, hi)
+            if lo - 1e-9 * abs(hi - lo) <= v <= hi + 1e-9 * abs(hi - lo)]
+    labels = axis.get_major_formatter().format_ticks(locs) if locs else []
+    return max((_text_size(renderer, s, size)[0] for s in labels if s), default=0.0)
+
+
+def lay_out_grid(fig: Any, axes: np.ndarray, title: str, handles: list[Any],
+                 labels: list[str]) -> None:
+    """Title a grid figure, place its panels and put one legend below, in one pass.
+
+    The margins are computed from the sizes of the texts around the panels (the loss label
+    and tick labels on the left, the panel titles, the token label and tick labels below each
+    column's lowest panel, the title, the legend) measured once, instead of
+    ``tight_layout``'s and ``bbox_inches="tight"``'s measuring of every tick of every panel:
+    on the bundled sweep's 15-panel grid those passes took most of the figure's time.  The
+    panels keep their size; a title or legend wider than the panels widens the figure, so
+    the saved figure holds everything without ``bbox_inches="tight"``.
+    """
+    import matplotlib as mpl
+    from matplotlib.font_manager import FontProperties
+
+    rc = mpl.rcParams
+    renderer = fig.canvas.get_renderer()
+    pt = 1 / 72
+
+    def line(size: Any) -> float:  # a line of text at font ``size``, inches
+        return 1.25 * FontProperties(size=size).get_size_in_points() * pt
+
+    nrow, ncol = axes.shape
+    shown = [(i, j) for i, j in np.ndindex(nrow, ncol) if axes[i, j].get_visible()]
+    tick = (rc["xtick.major.size"] + rc["xtick.major.pad"]) * pt
+    label = line(rc["axes.labelsize"])
+    label_gap = rc["axes.labelpad"] * pt
+    # the y side: tick labels of every panel that shows them, the loss label on column 0
+    y_labelled = [(i, j) for i, j in shown
+                  if axes[i, j].yaxis.get_tick_params().get("labelleft", True)]
+    y_ticks = max((_tick_label_width(renderer, axes[i, j], rc["ytick.labelsize"])
+                   for i, j in y_labelled), default=0.0)
+    gutter_y = tick + y_ticks + 2 * pt
+    left = gutter_y + label_gap + label + 6 * pt
+    wspace = (gutter_y if any(j > 0 for _, j in y_labelled) else 0.0) + 10 * pt
+    # the x side: tick labels and the token label below each column's lowest panel
+    x_labelled = {i for i, j in shown
+                  if axes[i, j].xaxis.get_tick_params().get("labelbottom", True)}
+    below = tick + line(rc["xtick.labelsize"]) + label_gap + label
+    panel_title = line(9) + rc["axes.titlepad"] * pt
+    hspace = panel_title + 10 * pt + (below if x_labelled - {nrow - 1} else 0.0)
+    title_w = _text_size(renderer, title, 10)[0]
+    top = TITLE_OFFSET + line(10) + 10 * pt + panel_title
+    legend = fig.legend(handles, labels, loc="lower center", ncol=len(labels),
+                        frameon=False, fontsize=8, bbox_to_anchor=(0.5, 0.0))
+    legend_w = legend.get_window_extent(renderer).width / fig.dpi
+    legend_h = legend.get_window_extent(renderer).height / fig.dpi
+    bottom = below + legend_h + 8 * pt
+    width, height = fig.get_size_inches()
+    panel_w = (width - left - 8 * pt - (ncol - 1) * wspace) / ncol
+    panel_h = (height - top - bottom - (nrow - 1) * hspace) / nrow
+    wide = max(width, title_w + 16 * pt, legend_w + 16 * pt)
+    if wide > width:  # a narrow grid: widen the figure around its panels
+        fig.set_figwidth(wide)
+        left += (wide - width) / 2
+        width = wide
+    right = left + ncol * panel_w + (ncol - 1) * wspace
+    fig.subplots_adjust(left=left / width, right=right / width, bottom=bottom / height,
+                        top=1 - top / height, wspace=wspace / panel_w,
+                        hspace=hspace / panel_h)
+    fig.suptitle(title, fontsize=10, y=1 - TITLE_OFFSET / height, va="top")
 
 
 def _neutral_keys(probs: Sequence[float], end: bool) -> dict[str, Any]:

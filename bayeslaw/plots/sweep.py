@@ -20,7 +20,6 @@ import pandas as pd
 from .. import constants as C
 from ..data.table import run_label, size_label
 from ..errors import ArgumentError
-from ..posterior.prediction import predict
 from .panels import (
     bands_title,
     colour_keys,
@@ -28,6 +27,7 @@ from .panels import (
     finish_axes,
     finish_legend,
     grid_layout,
+    grid_prediction,
     mark_end_of_data,
     panel_points,
     plateau_ylim,
@@ -104,7 +104,7 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
               ylim: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
               n_grid: int = 120,
               panel_size: tuple[float, float] = (3.2, 2.6), seed: int = 0,
-              schedule: Any = None) -> Any:
+              schedule: Any = None, prediction: pd.DataFrame | None = None) -> Any:
     """Grid of loss curves: rows ``T_m``, columns ``N``, x tokens (billions), y loss.
 
     At most :data:`~bayeslaw.plots.panels.MAX_COLUMNS` panels a row: more N levels wrap onto
@@ -160,16 +160,23 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     schedule : DataFrame, path or None
         A schedule-aware law's planned schedules of the runs (as :func:`bayeslaw.predict`
         takes them; default the fit's own): each curve is forecast to its schedule's end.
+    prediction : DataFrame, optional
+        An earlier grid figure's ``bayeslaw_prediction`` (the same fit, ``kind``, ``probs``
+        and ``seed``, over these points or more): drawn again instead of predicting anew, as
+        the plateau zoom redraws the full figure's.
 
     Returns
     -------
     matplotlib.figure.Figure
+        Its ``bayeslaw_prediction`` attribute is the prediction table drawn (the points with
+        ``median``, ``lower_XX`` and ``upper_XX``).
 
     Raises
     ------
     ArgumentError
         If ``xscale`` is not ``"log"`` or ``"linear"``, or ``add_N`` is given for a law
-        without an ``N`` term or a table without ``N``.
+        without an ``N`` term or a table without ``N``, or ``prediction`` lacks a point or
+        was made with other options.
     """
     import matplotlib.pyplot as plt
 
@@ -181,7 +188,7 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
         return plot_curve_grid(fit, probs=probs, kind=kind, forecast=forecast,
                                extend_to=extend_to, add_N=add_N, xscale=xscale, ylim=ylim,
                                n_grid=n_grid, panel_size=panel_size, seed=seed,
-                               schedule=schedule)
+                               schedule=schedule, prediction=prediction)
     law = fit.spec.law_obj
     if add_N and C.N not in law.covariates:
         raise ArgumentError(f"law {law.name!r} has no N term (its sizes are "
@@ -198,7 +205,8 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     points = pd.concat([panel_points(runs, frame, extend_to, n_grid, ends),
                         *_new_N_points(runs, frame, add_N, t_levels, extend_to, n_grid)],
                        ignore_index=True)
-    pred = predict(fit, points, kind=kind, probs=probs, seed=seed, schedule=schedule).table
+    pred = grid_prediction(fit, points, prediction, kind=kind, probs=probs, seed=seed,
+                           schedule=schedule)
     panels, nrow, ncol = grid_layout(t_levels, n_levels)
     fig, axes = plt.subplots(nrow, ncol, figsize=(panel_size[0] * ncol, panel_size[1] * nrow),
                              sharex=True, sharey=True, squeeze=False)
@@ -217,7 +225,8 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
             mark_end_of_data(ax, d_seen)
         title = "N = " + " - ".join(dict.fromkeys((size_label(ns[0]), size_label(ns[-1]))))
         title += " (new)" if any(n in add_N for n in ns) else ""
-        ax.set_title((f"T_m = {t:g}, " if has_T else "") + title, fontsize=9)
+        ax.set_title((f"T_m = {t:g}, " if has_T else "") + title, fontsize=9,
+                     y=1.0)  # placed: matplotlib would measure the ticks to place it
     finish_axes(axes, [(i, j) for i, j, *_ in panels], xscale)
     set_loss_range(axes[0, 0], frame, pred, ylim)
     keys = None if colour is None else colour_keys(
@@ -229,6 +238,7 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
         title += (" and " if "forecast" in title else "; forecast ") + "N = " + ", ".join(
             size_label(n) for n in add_N)
     finish_legend(fig, axes, probs, title, keys)
+    fig.bayeslaw_prediction = pred
     return fig
 
 

@@ -93,12 +93,18 @@ def coefficients_sentence(fit: Fit) -> str:
                else "; `_sd` rows are the spreads of group effects." if spec.effects else "."))
 
 
-def save_figure(fig: Any, path: str | Path) -> Path:
-    """Save a figure atomically; the format follows the suffix (``.png``, ``.svg``)."""
+def save_figure(fig: Any, path: str | Path, *, tight: bool = True) -> Path:
+    """Save a figure atomically; the format follows the suffix (``.png``, ``.svg``).
+
+    ``tight=False`` saves the figure as laid out (a grid figure places its texts itself,
+    :func:`~bayeslaw.plots.panels.lay_out_grid`); otherwise matplotlib's
+    ``bbox_inches="tight"`` crops it to its artists, which measures every tick again.
+    """
     path = Path(path)
     fmt = path.suffix.lstrip(".") or "png"
+    bbox = "tight" if tight else None
     return atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=120,
-                                                      bbox_inches="tight"))
+                                                      bbox_inches=bbox))
 
 
 def headless() -> None:
@@ -108,12 +114,16 @@ def headless() -> None:
     matplotlib.use("Agg", force=False)
 
 
-def save_and_close(fig: Any, paths: dict[str, Path]) -> dict[str, Path]:
-    """Save ``fig`` to each of ``paths`` (keyed by their names in an output folder), close it."""
+def save_and_close(fig: Any, paths: dict[str, Path], *, tight: bool = True
+                   ) -> dict[str, Path]:
+    """Save ``fig`` to each of ``paths`` (keyed by their names in an output folder), close it.
+
+    ``tight`` is :func:`save_figure`'s.
+    """
     import matplotlib.pyplot as plt
 
     try:
-        return {name: save_figure(fig, path) for name, path in paths.items()}
+        return {name: save_figure(fig, path, tight=tight) for name, path in paths.items()}
     finally:
         plt.close(fig)
 
@@ -131,11 +141,15 @@ def write_grid_figures(fit: Fit, out: str | Path, *,
     from ..plots.sweep import plot_grid, zoom_options
 
     out = Path(out)
-    paths = save_and_close(plot_grid(fit, **options), {
-        "grid figure (png)": out / "grid.png", "grid figure (svg)": out / "grid.svg"})
+    full = plot_grid(fit, **options)
+    drawn = full.bayeslaw_prediction  # the zoom draws the same prediction again
+    paths = save_and_close(full, {
+        "grid figure (png)": out / "grid.png", "grid figure (svg)": out / "grid.svg"},
+        tight=False)
     if zoom is not None:
-        paths.update(save_and_close(plot_grid(fit, **zoom_options(fit, zoom, options)), {
-            "grid figure, plateau zoom (png)": out / "grid_zoom.png"}))
+        paths.update(save_and_close(
+            plot_grid(fit, **zoom_options(fit, zoom, options), prediction=drawn),
+            {"grid figure, plateau zoom (png)": out / "grid_zoom.png"}, tight=False))
     return paths
 
 

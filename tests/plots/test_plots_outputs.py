@@ -142,9 +142,9 @@ def saved_figures(monkeypatch):
 
     real, figures = bayeslaw.report.folders.save_figure, {}
 
-    def spy(fig, path):
+    def spy(fig, path, **options):
         figures[Path(path).name] = fig
-        return real(fig, path)
+        return real(fig, path, **options)
 
     monkeypatch.setattr(bayeslaw.report.folders, "save_figure", spy)
     return figures
