@@ -184,7 +184,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
                     forecast=not args.no_forecast, xscale=args.xscale,
                     kind="epistemic" if args.epistemic else "predictive",
                     ylim=tuple(ylim) if ylim else None, schedule=args.schedule)
-    path = save_and_close(fig, {"figure": Path(args.out)})["figure"]
+    path = save_and_close(fig, {"figure": Path(args.out)}, tight=False)["figure"]
     print(f"wrote {path}")
     return 0
 

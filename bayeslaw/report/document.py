@@ -83,15 +83,19 @@ class Image:
         return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
 
 
-def figure_png(fig: Any, *, dpi: int = 100) -> bytes:
-    """Render a matplotlib figure to PNG bytes and close it."""
+def figure_png(fig: Any, *, dpi: int = 100, tight: bool = True) -> bytes:
+    """Render a matplotlib figure to PNG bytes and close it.
+
+    ``tight=False``: as laid out (a grid figure,
+    :func:`~bayeslaw.plots.panels.lay_out_grid`), not cropped by ``bbox_inches="tight"``.
+    """
     import io
 
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
     try:
-        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight" if tight else None)
     finally:
         plt.close(fig)
     return buf.getvalue()

@@ -158,8 +158,8 @@ def _curves_section(fit: Fit, title: str, level: int, tag: str) -> Section:
                     "(a dotted line marks the end of the data)"
                     + ("." if curves else ", with one more column forecasting the sweep's "
                        "next model size."),
-                    image=Image(f"{tag}grid", figure_png(plot_grid(fit)), "grid of fitted "
-                                "curves with credible bands"))]
+                    image=Image(f"{tag}grid", figure_png(full := plot_grid(fit), tight=False),
+                                "grid of fitted curves with credible bands"))]
     zoom = grid_zoom(fit.data.frame)
     if zoom is not None:
         blocks.append(Block("The same grid zoomed on the second half (in log D) of "
@@ -168,8 +168,9 @@ def _curves_section(fit: Fit, title: str, level: int, tag: str) -> Section:
                             + "where the bands are visible"
                             + ("." if curves else " (without the new size's column)."),
                             image=Image(f"{tag}grid-zoom",
-                                        figure_png(plot_grid(fit, **zoom_options(fit, zoom,
-                                                                                 {}))),
+                                        figure_png(plot_grid(
+                                            fit, **zoom_options(fit, zoom, {}),
+                                            prediction=full.bayeslaw_prediction), tight=False),
                                         "grid zoomed on the plateau")))
     return Section(title, tuple(blocks), level)
 

@@ -26,6 +26,15 @@ from bayeslaw.spec.catalog import load_spec
 from ..conftest import curve_table, prior_fit
 
 
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Each test draws several grids: closed after it (matplotlib warns past 20 open)."""
+    import matplotlib.pyplot as plt
+
+    yield
+    plt.close("all")
+
+
 def _sweep(n_sizes, t_levels, seed):
     spec = load_spec(law="looped_total" if t_levels else "chinchilla").with_pooling("complete")
     frame = design(np.geomspace(1e8, 1e10, n_sizes), t_levels, np.geomspace(3e8, 2e10, 4))
