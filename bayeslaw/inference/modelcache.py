@@ -1,9 +1,10 @@
 """The per-process cache of compiled models, keyed by the model's plan.
 
-One entry per graph (:attr:`bayeslaw.model.plan.Plan.key`: the spec's graph, the structure and the
-centering) holds the PyMC model and, once a fit needs it, its nutpie-compiled density.
-Refitting data of the same structure swaps the data into the entry's model instead of
-recompiling; :data:`COMPILES` logs every compile (what a test counts).
+One entry per graph (:attr:`bayeslaw.model.plan.Plan.key`: the spec's graph, the structure and
+how many levels of each term are centered) holds the PyMC model and, once a fit needs it, its
+nutpie-compiled density.  Refitting data of the same structure swaps the data into the entry's
+model instead of recompiling (which levels are centered is data too: the folds of a backtest
+share one entry); :data:`COMPILES` logs every compile (what a test counts).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def entry_for(plan: Plan, data: LossData) -> Entry:
     if plan.key not in CACHE:
         CACHE[plan.key] = Entry(LossModel(plan))
     entry = CACHE[plan.key]
+    entry.model.plan = plan  # the same graph; its centered levels are data (Plan.orders)
     entry.model.set_data(data)
     return entry
 

@@ -42,7 +42,7 @@ from ..data.table import LossData
 from ..errors import SpecError
 from .arithmetic import correlation_cholesky, link_of, link_value, mvn_chol_logp, vine_shapes
 from .noise import conditional_terms, curve_random, density_terms, noise_scale, walk_variance
-from .plan import Plan, groups_of, level_dim
+from .plan import Plan, groups_of, level_dim, level_order, order_name
 from .transforms import sum_split_vector
 
 
@@ -58,21 +58,24 @@ def cov_data_name(cov: str) -> str:
 
 
 def _group_deviations(pm: Any, pt: Any, name: str, z_name: str, sd: Any, dim: str,
-                      centered: np.ndarray) -> Any:
+                      centered: np.ndarray, order: str) -> Any:
     """Level deviations ``~ N(0, sd)``, centered and non-centered as the mask says.
 
-    Centered levels are ``name`` (``name_c`` when mixed), the others ``sd * z_name``.
+    Centered levels are ``name`` (``name_c`` when mixed), the others ``sd * z_name``.  Mixed,
+    which levels are which is data, not graph: the container ``order`` holds the centered
+    levels' indices, then the others' (:func:`bayeslaw.model.plan.level_order`), so that
+    fits that center different levels of the same counts (the folds of a backtest, each
+    holding out other runs) share one compiled model.
     """
     if centered.all():
         return pm.Normal(name, 0.0, sd, dims=dim)
     if not centered.any():
         return pm.Deterministic(name, sd * pm.Normal(z_name, 0.0, 1.0, dims=dim), dims=dim)
-    rich, poor = np.flatnonzero(centered), np.flatnonzero(~centered)
-    c = pm.Normal(f"{name}_c", 0.0, sd, shape=len(rich))
-    z = pm.Normal(z_name, 0.0, 1.0, shape=len(poor))
-    eff = pt.zeros(len(centered))
-    eff = pt.set_subtensor(eff[rich], c)
-    eff = pt.set_subtensor(eff[poor], sd * z)
+    n_rich = int(centered.sum())
+    where = pm.Data(order, level_order(centered))
+    c = pm.Normal(f"{name}_c", 0.0, sd, shape=n_rich)
+    z = pm.Normal(z_name, 0.0, 1.0, shape=len(centered) - n_rich)
+    eff = pt.set_subtensor(pt.zeros(len(centered))[where], pt.concatenate([c, sd * z]))
     return pm.Deterministic(name, eff, dims=dim)
 
 
@@ -199,6 +202,8 @@ class LossModel:
             follows = mask.copy()
             follows[:, 0] = 0.0
             vals["follows"] = follows
+        for term, order in self.plan.orders().items():  # which levels are centered
+            vals[order_name(term)] = order
         return vals
 
     def set_data(self, data: LossData) -> None:
@@ -298,7 +303,7 @@ class LossModel:
         """A group term's level deviations, its sd learned (a prior) or fixed (a number)."""
         sd = scale.create(f"{name}_sd") if not isinstance(scale, float) else pt.as_tensor(scale)
         return _group_deviations(pm, pt, name, f"{name}_z", sd, level_dim(group),
-                                 self.plan.mask(name))
+                                 self.plan.mask(name), order_name(name))
 
     def _correlated(self, pm: Any, pt: Any, scalars: dict[str, Any]) -> dict[str, Any]:
         """The level deviations of a ``[correlation]`` block, by effect name.
@@ -355,7 +360,7 @@ class LossModel:
         dim = level_dim(lk.sigma_by)
         spread = lk.sigma_spread.create("sigma_spread")
         dev = _group_deviations(pm, pt, "sigma_log_dev", "sigma_z", spread, dim,
-                                self.plan.mask("sigma"))
+                                self.plan.mask("sigma"), order_name("sigma"))
         per_run = link_value(pt, sigma, "log", [dev[codes[lk.sigma_by]]])
         return pm.Deterministic("sigma_run", per_run, dims="run")
 

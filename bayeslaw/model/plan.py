@@ -132,6 +132,47 @@ def centering(spec: ModelSpec, like: LossData, observed: LossData
     return tuple(out)
 
 
+def level_order(centered: np.ndarray) -> np.ndarray:
+    """A mixed term's levels, centered ones first: the container its graph reads."""
+    mask = np.asarray(centered, dtype=bool)
+    return np.concatenate([np.flatnonzero(mask), np.flatnonzero(~mask)]).astype("int64")
+
+
+def order_name(term: str) -> str:
+    """The container of a mixed group term's :func:`level_order` (``b_by_run_order``)."""
+    return f"{term}_order"
+
+
+def correlated_terms(spec: ModelSpec) -> set[str]:
+    """The effects of a ``[correlation]`` block: centered all together or not at all."""
+    corr = spec.correlation
+    if corr is None:
+        return set()
+    return {e.name for e in spec.effects if e.group == corr.group and e.param in corr.params}
+
+
+def centering_layout(spec: ModelSpec, masks: tuple[tuple[str, tuple[bool, ...]], ...]
+                     ) -> tuple[tuple[str, Any], ...]:
+    """What of the centering the graph depends on, per group term.
+
+    ``"centered"`` or ``"non-centered"`` for a term built one way at every level (a
+    ``[correlation]`` block's effects are centered only when all are at every level, else
+    non-centered), else the count of centered levels: *which* levels are centered is data
+    (:func:`level_order`), so it is not part of a compiled model's key.
+    """
+    block = correlated_terms(spec)
+    centered_block = all(all(mask) for name, mask in masks if name in block)
+    out = []
+    for name, mask in masks:
+        if name in block:
+            out.append((name, "centered" if centered_block else "non-centered"))
+        elif all(mask) or not any(mask):
+            out.append((name, "centered" if all(mask) else "non-centered"))
+        else:
+            out.append((name, int(sum(mask))))
+    return tuple(out)
+
+
 def structure_of(spec: ModelSpec, data: LossData) -> Structure:
     """The structure key of (spec, data) for model reuse."""
     levels = tuple((g, tuple(data.levels(g)[0].tolist())) for g in groups_of(spec))
@@ -160,6 +201,12 @@ class Plan:
     def mask(self, name: str) -> np.ndarray:
         """The centered-level mask of a group term (``<param>_by_<group>`` or ``"sigma"``)."""
         return np.array(dict(self.centered)[name], dtype=bool)
+
+    def orders(self) -> dict[str, np.ndarray]:
+        """The :func:`level_order` of each mixed group term outside a ``[correlation]`` block."""
+        block = correlated_terms(self.spec)
+        return {name: level_order(mask) for name, mask in self.centered
+                if name not in block and any(mask) and not all(mask)}
 
     @property
     def prefers_low_rank(self) -> bool:
@@ -192,8 +239,9 @@ def graph_key(spec: ModelSpec, structure: Structure,
     """What the graph depends on: the compiled-model cache's key.
 
     The spec less its sampler settings (but with ``sampler.sum_split``, which changes the
-    sampled coordinates), the structure and which levels are centered.
+    sampled coordinates), the structure and how many levels of each term are centered
+    (:func:`centering_layout`; which ones is data).
     """
     graph = {k: v for k, v in spec.to_dict().items() if k not in ("sampler", "description")}
     graph["sum_split"] = list(spec.sampler.sum_split)
-    return json.dumps(graph, sort_keys=True), structure, masks
+    return json.dumps(graph, sort_keys=True), structure, centering_layout(spec, masks)

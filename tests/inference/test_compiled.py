@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 import pytest
 
+import bayeslaw as bl
+
 
 @pytest.fixture(scope="module")
 def small_density(small_sweep):
@@ -121,3 +123,49 @@ def test_a_second_process_loads_the_callbacks_from_disk(tmp_path):
     first, second = (run.stdout.split() for run in runs)
     assert first == ["0", "0"], runs[0].stdout
     assert second == ["1", "1"], runs[1].stdout
+
+
+def test_the_folds_of_a_backtest_share_one_compiled_model():
+    """A 5-fold backtest of the bundled sweep compiles its model once (issue 34, item 5).
+
+    Each fold holds out other runs, whose per-run noise levels are built non-centered (no
+    data: a funnel if centered); which levels those are is data (``sigma_order``), not graph,
+    so the folds' plans share one key.  A later fold's density, swapped into the first fold's
+    compiled model, is that fold's own model's (PyMC, built afresh from its plan).
+    """
+    from bayeslaw.evaluation.splits import parse_split
+    from bayeslaw.inference import modelcache
+    from bayeslaw.inference.warmstart import LogDensity
+    from bayeslaw.model.graph import LossModel
+    from bayeslaw.model.plan import make_plan
+    from bayeslaw.spec.catalog import resolve_spec
+
+    data = bl.load(bl.bundled_path())
+    spec = resolve_spec(None, law=None, columns=frozenset(data.columns))
+    trains = [data.select(part.train, part.name) for part in parse_split(data, "kfold:5")]
+    plans = [make_plan(spec, data, train) for train in trains]
+    assert len({plan.key for plan in plans}) == 1
+    assert len({plan.centered for plan in plans}) == 5  # each fold centers other levels
+    before = len(modelcache.COMPILES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # PyTensor's BLAS notice
+        for k, (plan, train) in enumerate(zip(plans, trains, strict=True)):
+            entry, compiled = modelcache.compiled_for(plan, train)
+            if k not in (1, 4):
+                continue
+            entry.density.identity()
+            own = LossModel(plan)  # this fold's own graph, its levels as it says
+            own.set_data(train)
+            fresh = own.model
+            logp = fresh.compile_logp()
+            names, slices, shapes = compiled.shape_info
+            free = {v.name for v in fresh.value_vars}
+            density = LogDensity(compiled)
+            x0 = compiled.initial_point_func(k)
+            rng = np.random.default_rng(k)
+            for _ in range(2):
+                x = x0 + 0.05 * rng.standard_normal(len(x0))
+                point = {n: x[sl].reshape(sh) for n, sl, sh in zip(names, slices, shapes,
+                                                                   strict=True) if n in free}
+                np.testing.assert_allclose(density(x)[0], float(logp(point)), rtol=1e-10)
+    assert len(modelcache.COMPILES) - before <= 1  # none when an earlier test compiled it
