@@ -320,6 +320,10 @@ def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
     return rows, facts
 
 
+#: The run name each curve is fitted under in ``--mode alone`` (scored under its own).
+ALONE_RUN = "curve"
+
+
 def alone_spec(spec: object) -> object:
     """The spec for one curve fitted by itself: no effects by curve (a population of one
     curve has no spread to learn) and one noise scale."""
@@ -337,7 +341,13 @@ def score_dataset(frame: pd.DataFrame, spec: object, args: argparse.Namespace) -
         spec = alone_spec(spec)
     curves, fits = [], []
     for unit in units:
-        rows, facts = score_unit(unit, spec, args)
+        if args.mode == "alone":  # every curve under one run name: one compiled model for all
+            name = str(unit["run"].iloc[0])  # (the run names are the model's structure)
+            rows, facts = score_unit(unit.assign(run=ALONE_RUN), spec, args)
+            rows = [{**row, "curve": name} for row in rows]
+            facts["runs"] = name
+        else:
+            rows, facts = score_unit(unit, spec, args)
         curves.extend(rows)
         fits.append(facts)
         if facts["error"]:
