@@ -450,8 +450,10 @@ def header(args: argparse.Namespace, argv: list[str]) -> str:
     """The results file's top: the exact command, the commit, the settings."""
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or "unknown"
+    # the code only: a results file written by an earlier run is not a change of the code
     dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "bayeslaw",
-                            "benchmarks", "models"], capture_output=True, text=True).stdout
+                            "benchmarks", "models", ":(exclude)benchmarks/results"],
+                           capture_output=True, text=True).stdout
     lines = ["# Peer benchmark (NSL-PFN's protocol)", "",
              f"Command: `{shlex.join(['python', 'benchmarks/bench_peers.py', *argv])}`",
              f"Commit: {commit}" + (" with uncommitted changes" if dirty.strip() else ""),
