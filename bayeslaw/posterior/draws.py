@@ -148,7 +148,32 @@ def parameter_draws(post: Posterior, table: pd.DataFrame, rng: np.random.Generat
 
     ``groups`` limits the group effects to those groups (the others sit at their population
     value, zero on the link scale) and ignores fitted runs: a typical curve at a level.
+
+    Rows that share their run and every group column share their parameters: they are
+    computed once per distinct row of those columns and spread to the rows (a figure's 120
+    points a curve cost one), with the same draws as row by row (a new level's draw is made
+    once per level, in the order the levels first appear, either way).
     """
+    keys = [c for c in dict.fromkeys([C.RUN, *(e.group for e in post.spec.effects)])
+            if c in table.columns]
+    run_effect = any(e.group == C.RUN for e in post.spec.effects)
+    if keys and len(table) > 1 and (C.RUN in table.columns or not run_effect):
+        # (a table without runs gives each row a new run of its own: nothing shared then)
+        codes = table.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+        first = np.unique(codes, return_index=True)[1]
+        if len(first) < len(table):
+            theta = _parameter_draws(post, table.iloc[first], rng, groups)
+            chosen = None if groups is None else set(groups)
+            per_row = {e.param for e in post.spec.effects
+                       if chosen is None or e.group in chosen}  # (the others: (S, 1))
+            return {k: v[:, codes] if k in per_row and np.ndim(v) == 2 else v
+                    for k, v in theta.items()}
+    return _parameter_draws(post, table, rng, groups)
+
+
+def _parameter_draws(post: Posterior, table: pd.DataFrame, rng: np.random.Generator,
+                     groups: Iterable[str] | None) -> dict[str, Any]:
+    """:func:`parameter_draws` row by row."""
     spec, law = post.spec, post.spec.law_obj
     known = rows_runs(post, table) if groups is None else np.full(len(table), -1)
     fresh = correlated_fresh(post, table, rng) if groups is None else {}

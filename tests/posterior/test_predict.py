@@ -120,3 +120,35 @@ def test_a_bad_sampler_argument_of_fit_is_an_argument_error(stored_fit):
     """fit(draws=0) names the keyword (no sampling happens)."""
     with pytest.raises(ArgumentError, match=r"fit\(\): draws must be a whole number >= 1"):
         bl.fit(stored_fit.data, stored_fit.spec, draws=0)
+
+
+def test_rows_that_share_a_run_share_their_parameters(stored_fit, monkeypatch):
+    """Parameters are computed once per distinct (run, group levels) row and spread to the
+    rows, with the same draws as row by row: a new level's draw is made once, in the order
+    the levels first appear, either way (issue 34: a figure's 120 points a curve cost one)."""
+    import bayeslaw.posterior.draws as draws
+
+    pts = pd.DataFrame({"run": ["N1B_T8", "new_a", "N1B_T8", "new_b", "new_a", "new_b"],
+                        "N": [1e9, 1.7e8, 1e9, 5e9, 1.7e8, 5e9],
+                        "T_m": [8.0, 4.0, 8.0, 16.0, 4.0, 16.0],
+                        "D": np.geomspace(1e9, 1e11, 6)})
+    slow = draws._parameter_draws(stored_fit, pts, np.random.default_rng(3), None)
+    sizes = []
+    real = draws._parameter_draws
+
+    def spy(post, table, rng, groups):
+        sizes.append(len(table))
+        return real(post, table, rng, groups)
+
+    monkeypatch.setattr(draws, "_parameter_draws", spy)
+    fast = draws.parameter_draws(stored_fit, pts, np.random.default_rng(3))
+    assert sizes == [3]  # three distinct rows: a fitted run and two new ones
+    assert fast.keys() == slow.keys()
+    for name, value in slow.items():
+        np.testing.assert_array_equal(np.broadcast_to(fast[name], np.shape(value)), value)
+    assert np.shape(fast["b"]) == (stored_fit.n_draws, 6)  # varies by level: one per row
+    assert not np.array_equal(fast["b"][:, 1], fast["b"][:, 3])  # two new levels differ
+    # a table without runs, where run effects would give each row a new run: row by row
+    sizes.clear()
+    draws.parameter_draws(stored_fit, pts.drop(columns="run"), np.random.default_rng(3))
+    assert sizes == [3]  # no run effect in this spec: rows of equal levels still share
