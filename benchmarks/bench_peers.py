@@ -93,6 +93,10 @@ DEFAULT_SPEC = {"law": "curve_bend", "reference": {"D": 1.0}}
 #: 20.23: benchmarks/results/peers_selection_widen_2026-12-03.md), chosen before any other data
 #: set was scored with it.
 SHARED_WIDENING = (float(np.sqrt(0.98 * 0.76)), float(np.sqrt(14.51 * 20.23)))
+#: ``--widen shared`` in ``--mode alone``: the same rule for curves fitted alone (one widening
+#: learned from every curve's own fit, :func:`learn_widening_alone`), on the same selection
+#: splits; None until learned.
+SHARED_WIDENING_ALONE: tuple[float, float] | None = None
 
 #: Published figures, ``(RMSLE, LL, MSCE)`` per data set (None: not published), from
 #: ``../shared/data/nslpfn_bench/README.txt`` (the tables of Lee et al. 2025, 3 training runs).
@@ -269,19 +273,45 @@ def learn_widening(frame: pd.DataFrame, spec: object, args: argparse.Namespace) 
                              "context", per_span=args.widen == "span")
 
 
-def shared_widening() -> bl.Widening:
-    """``--widen shared``: :data:`SHARED_WIDENING`, per context span, learned on nothing here."""
-    scale, rate = SHARED_WIDENING
-    return bl.Widening(scale, rate, source="DD and IC selection splits (geometric mean)",
-                       per_span=True)
+def shared_widening(mode: str = "pooled") -> bl.Widening:
+    """``--widen shared``: :data:`SHARED_WIDENING` (pooled) or :data:`SHARED_WIDENING_ALONE`,
+    per context span, learned on nothing here."""
+    scale, rate = SHARED_WIDENING if mode == "pooled" else SHARED_WIDENING_ALONE or (0, 0)
+    if not scale:
+        raise SystemExit("--widen shared in --mode alone: SHARED_WIDENING_ALONE is not learned "
+                         "yet (run --selection --mode alone --widen span on DD and IC)")
+    return bl.Widening(scale, rate, source=f"DD and IC selection splits, {mode} fits "
+                       "(geometric mean)", per_span=True)
 
 
-def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
-               ) -> tuple[list[dict], dict]:
+def learn_widening_alone(frame: pd.DataFrame, spec: object, args: argparse.Namespace
+                         ) -> bl.Widening:
+    """``--widen`` in ``--mode alone``: one widening learned from every curve's own fit.
+
+    As :func:`learn_widening`, but each curve's inner part is fitted by itself (as the mode
+    fits it) and the one widening that best forecasts the rest of every curve's context is
+    kept (:meth:`bayeslaw.Widening.learn` over all the fits): a curve of a few inner points
+    says too little to learn its own.  No target row is read.
+    """
+    inner = normalise(inner_split(frame))
+    fits, helds = [], []
+    for _, rows in inner.groupby("run", sort=True):
+        rows = rows.assign(run=ALONE_RUN)
+        held = rows[rows["role"] == "target"][["run", "D", "loss"]].reset_index(drop=True)
+        if held.empty:
+            continue
+        fits.append(fit_context(rows[rows["role"] == "context"], spec, args))
+        helds.append(held)
+    return bl.Widening.learn(fits, helds, seed=args.seed, source="NSL-PFN's rule on the "
+                             "context, every curve alone", per_span=args.widen == "span")
+
+
+def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace,
+               widen: bl.Widening | None = None) -> tuple[list[dict], dict]:
     """Fit the context rows of ``frame``'s curves together; score its targets per curve.
 
     With ``--widen`` each curve's row also holds the scores of the widened forecast
-    (columns ending in ``_w``).
+    (columns ending in ``_w``): ``widen``'s, or one learned or shared here.
     """
     start = time.perf_counter()
     context = frame[frame["role"] == "context"]
@@ -290,8 +320,9 @@ def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace
     facts = {"curves": len(runs), "error": "",
              "runs": ", ".join(runs[:2]) + (f" and {len(runs) - 2} more" if len(runs) > 2 else "")}
     try:
-        widen = (None if not args.widen else shared_widening() if args.widen == "shared"
-                 else learn_widening(frame, spec, args))
+        if widen is None and args.widen:
+            widen = (shared_widening(args.mode) if args.widen == "shared"
+                     else learn_widening(frame, spec, args))
         fit = fit_context(context, spec, args)
         pred = bl.predict(fit, target[["run", "D"]], seed=args.seed)
         log_dens = np.asarray(bl.log_density(fit, target[["run", "D", "loss"]]), float)
@@ -340,10 +371,12 @@ def score_dataset(frame: pd.DataFrame, spec: object, args: argparse.Namespace) -
     if args.mode == "alone":
         spec = alone_spec(spec)
     curves, fits = [], []
+    widen = (learn_widening_alone(frame, spec, args)
+             if args.mode == "alone" and args.widen in ("span", "tokens") else None)
     for unit in units:
         if args.mode == "alone":  # every curve under one run name: one compiled model for all
             name = str(unit["run"].iloc[0])  # (the run names are the model's structure)
-            rows, facts = score_unit(unit.assign(run=ALONE_RUN), spec, args)
+            rows, facts = score_unit(unit.assign(run=ALONE_RUN), spec, args, widen)
             rows = [{**row, "curve": name} for row in rows]
             facts["runs"] = name
         else:

@@ -30,6 +30,7 @@ maps levels without regard to distance and gives no density.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -108,29 +109,41 @@ class Widening:
         return terms.lpd(self.factor(distances(fit, points, self.per_span)))
 
     @classmethod
-    def learn(cls, fit: Fit, points: pd.DataFrame, *, seed: int = 0, source: str = "",
-              per_span: bool = False) -> Widening:
+    def learn(cls, fit: Fit | Sequence[Fit], points: pd.DataFrame | Sequence[pd.DataFrame], *,
+              seed: int = 0, source: str = "", per_span: bool = False) -> Widening:
         """The widening that maximizes the mean log density of ``points`` (held out of ``fit``).
 
-        ``points`` are later points of ``fit``'s runs with their observed ``loss``.  The
-        optimum over ``(log scale, log rate)`` is found by Nelder-Mead from ``(1, 1)``; a
-        rate below 1e-6 is reported as 0.
+        ``points`` are later points of ``fit``'s runs with their observed ``loss``.  Given
+        several fits (curves fitted one at a time) and their points, in the same order, one
+        widening is learned for all: the mean is over all their points.  The optimum over
+        ``(log scale, log rate)`` is found by Nelder-Mead from ``(1, 1)``; a rate below 1e-6
+        is reported as 0.
         """
-        terms = _Terms.of(fit, points, seed)
-        d = distances(fit, points, per_span)
+        fits = list(fit) if isinstance(fit, Sequence) else [fit]
+        tables = list(points) if isinstance(points, Sequence) else [points]
+        if not fits or len(fits) != len(tables):
+            raise ArgumentError(f"a widening is learned from fits and their held-out points, "
+                                f"one table per fit: got {len(fits)} fit(s) and "
+                                f"{len(tables)} table(s)")
+        terms = [_Terms.of(f, t, seed) for f, t in zip(fits, tables, strict=True)]
+        d = [distances(f, t, per_span) for f, t in zip(fits, tables, strict=True)]
+
+        def mean_lpd(factors: list[np.ndarray]) -> float:
+            return float(np.mean(np.concatenate([t.lpd(k) for t, k in zip(terms, factors,
+                                                                           strict=True)])))
 
         def loss(theta: np.ndarray) -> float:
-            k = np.exp(theta[0]) * (1.0 + np.exp(theta[1]) * d)
-            return -float(np.mean(terms.lpd(k)))
+            return -mean_lpd([np.exp(theta[0]) * (1.0 + np.exp(theta[1]) * x) for x in d])
 
         best = optimize.minimize(loss, np.zeros(2), method="Nelder-Mead",
                                  options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 2000})
         scale, rate = (float(v) for v in np.exp(best.x))
-        diagnostics = getattr(fit, "diagnostics", None)
-        return cls(scale, rate if rate > 1e-6 else 0.0, source, len(points),
-                   float(np.mean(terms.lpd(np.ones(len(points))))), -float(best.fun),
-                   getattr(diagnostics, "max_rhat", np.nan),
-                   int(getattr(diagnostics, "divergences", 0)), per_span)
+        diagnostics = [getattr(f, "diagnostics", None) for f in fits]
+        rhats = [r for g in diagnostics if np.isfinite(r := getattr(g, "max_rhat", np.nan))]
+        return cls(scale, rate if rate > 1e-6 else 0.0, source, sum(len(t) for t in tables),
+                   mean_lpd([np.ones(len(t)) for t in tables]), -float(best.fun),
+                   max(rhats) if rhats else np.nan,
+                   sum(int(getattr(g, "divergences", 0)) for g in diagnostics), per_span)
 
 
 def distances(fit: Fit, points: pd.DataFrame, per_span: bool = False) -> np.ndarray:

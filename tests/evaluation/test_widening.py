@@ -74,6 +74,33 @@ def test_learn_recovers_a_known_widening():
     assert w.n_points == n and w.lpd_after > w.lpd_before
 
 
+def test_one_widening_learned_from_several_fits_is_that_of_their_points_together(
+        monkeypatch):
+    """Curves fitted one at a time (``--mode alone``) learn one widening: the mean log density
+    is over every fit's points, so two fits of half the points each learn what one fit of all
+    of them learns, and neither half alone does."""
+    rng = np.random.default_rng(2)
+    n = 2000
+    d = rng.uniform(0.0, 2.0, n)
+    y = rng.normal(0.0, np.where(np.arange(n) < n // 2, 1.2, 2.0) * (1.0 + 0.5 * d))
+    frame = pd.DataFrame({"run": ["a"], "D": [1.0]})
+    fits = [SimpleNamespace(data=SimpleNamespace(frame=frame)) for _ in range(3)]
+    halves = [slice(0, n // 2), slice(n // 2, n), slice(0, n)]
+    terms = {id(f): normal_terms(y[h], np.zeros((1, len(y[h]))), np.ones((1, len(y[h]))))
+             for f, h in zip(fits, halves, strict=True)}
+    monkeypatch.setattr(W._Terms, "of", classmethod(lambda cls, f, *_: terms[id(f)]))
+    points = [pd.DataFrame({"run": "a", "D": np.exp(d[h]), "loss": y[h]}) for h in halves]
+    both = W.Widening.learn(fits[:2], points[:2])
+    whole = W.Widening.learn(fits[2], points[2])
+    assert both.scale == pytest.approx(whole.scale, rel=1e-3)
+    assert both.rate == pytest.approx(whole.rate, rel=1e-2)
+    assert both.n_points == n and both.lpd_before == pytest.approx(whole.lpd_before)
+    first = W.Widening.learn(fits[0], points[0])  # the narrower half alone: another widening
+    assert first.scale < both.scale - 0.2
+    with pytest.raises(ArgumentError, match="2 fit.*1 table"):
+        W.Widening.learn(fits[:2], points[:1])
+
+
 @pytest.fixture(scope="module")
 def curves_fit():
     data = bl.load(curve_table(3, points=8, seed=2))
