@@ -95,8 +95,10 @@ DEFAULT_SPEC = {"law": "curve_bend", "reference": {"D": 1.0}}
 SHARED_WIDENING = (float(np.sqrt(0.98 * 0.76)), float(np.sqrt(14.51 * 20.23)))
 #: ``--widen shared`` in ``--mode alone``: the same rule for curves fitted alone (one widening
 #: learned from every curve's own fit, :func:`learn_widening_alone`), on the same selection
-#: splits; None until learned.
-SHARED_WIDENING_ALONE: tuple[float, float] | None = None
+#: splits: DD 1.24 / 7.89, IC 1.20 / 0.08 (benchmarks/results/
+#: peers_selection_{dd,ic}_alone_widen_span_2026-12-03.md).
+SHARED_WIDENING_ALONE: tuple[float, float] | None = (float(np.sqrt(1.24 * 1.20)),
+                                                     float(np.sqrt(7.89 * 0.08)))
 
 #: Published figures, ``(RMSLE, LL, MSCE)`` per data set (None: not published), from
 #: ``../shared/data/nslpfn_bench/README.txt`` (the tables of Lee et al. 2025, 3 training runs).
@@ -523,11 +525,15 @@ def widening_line(result: Scored) -> str:
     f = result.fits.dropna(subset=["widen_scale"]) if "widen_scale" in result.fits else None
     if f is None or f.empty or not f["widen_points"].any():  # none learned (--widen shared)
         return ""
+    # --mode alone learns one widening for a data set: every curve's row repeats it
+    learned = f.drop_duplicates(subset=["widen_scale", "widen_rate", "widen_points"])
+    over = (f"one widening for the {len(f)} curves, each fitted alone" if len(learned) == 1
+            and len(f) > 1 else f"over {len(f)} fit(s)")
     return ("Widening learned on the context (NSL-PFN's rule applied to it; scale at the last "
             f"context point, rate per unit of distance past it): scale {f['widen_scale'].min():.2f}"
             f"-{f['widen_scale'].max():.2f}, rate {f['widen_rate'].min():.2f}-"
-            f"{f['widen_rate'].max():.2f} over {len(f)} fit(s), from "
-            f"{int(f['widen_points'].sum())} inner held-out points; distance "
+            f"{f['widen_rate'].max():.2f} {over}, from "
+            f"{int(learned['widen_points'].sum())} inner held-out points; distance "
             f"{'per context span' if f['widen_span'].all() else 'in e-folds of x'}.\n")
 
 
