@@ -203,10 +203,14 @@ class Plan:
         return np.array(dict(self.centered)[name], dtype=bool)
 
     def orders(self) -> dict[str, np.ndarray]:
-        """The :func:`level_order` of each mixed group term outside a ``[correlation]`` block."""
-        block = correlated_terms(self.spec)
+        """The :func:`level_order` of each mixed group term outside a ``[correlation]`` block.
+
+        Read off the key's :func:`centering_layout` (a count of centered levels marks such a
+        term), so the containers and the compiled model's key cannot disagree.
+        """
+        layout = dict(self.key[2])
         return {name: level_order(mask) for name, mask in self.centered
-                if name not in block and any(mask) and not all(mask)}
+                if isinstance(layout[name], int)}
 
     @property
     def prefers_low_rank(self) -> bool:

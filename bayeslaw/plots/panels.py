@@ -283,8 +283,8 @@ def lay_out_grid(fig: Any, axes: np.ndarray, title: str, handles: list[Any],
     top = TITLE_OFFSET + line(10) + 10 * pt + panel_title
     legend = fig.legend(handles, labels, loc="lower center", ncol=len(labels),
                         frameon=False, fontsize=8, bbox_to_anchor=(0.5, 0.0))
-    legend_w = legend.get_window_extent(renderer).width / fig.dpi
-    legend_h = legend.get_window_extent(renderer).height / fig.dpi
+    extent = legend.get_window_extent(renderer)
+    legend_w, legend_h = extent.width / fig.dpi, extent.height / fig.dpi
     bottom = below + legend_h + 8 * pt
     width, height = fig.get_size_inches()
     panel_w = (width - left - 8 * pt - (ncol - 1) * wspace) / ncol
