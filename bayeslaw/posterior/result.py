@@ -218,9 +218,12 @@ class Fit(Posterior):
                                          "missing": missing,
                                          "schedule_windows": windows}),
         })
-        for group in idata.groups():  # a loaded fit's chunked, zlib-compressed layout goes:
-            for var in idata[group].variables.values():  # contiguous and uncompressed
-                var.encoding = {}  # (the draws hardly compress: 5% smaller, 10x slower)
+        # contiguous and uncompressed, a loaded fit's chunked zlib layout included: the draws
+        # hardly compress, and compressing them cost most of the save's time
+        # (benchmarks/results/figures_2026-12-03.md, "fit file")
+        for group in idata.groups():
+            for var in idata[group].variables.values():
+                var.encoding = {}
         return atomic_write(path, lambda tmp: idata.to_netcdf(tmp, engine="h5netcdf",
                                                                compress=False))
 
