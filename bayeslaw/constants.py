@@ -20,6 +20,24 @@ HORIZON = "horizon"
 #: The terms of a learning-rate schedule (:mod:`bayeslaw.data.schedules`) that vary along a run:
 #: the rate as a share of its peak, the forward area, the drop so far, the annealing area.
 LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA = "lr_norm", "lr_area", "lr_drop", "anneal_area"
+#: A looped LM's step-wise losses (:mod:`bayeslaw.data.steps`): the exit step ``T`` of a row (empty
+#: or ``"total"`` on a total-loss row), the exit probability ``q`` of step T at that checkpoint
+#: and the run's entropy weight (beta_H of the training objective).
+T_STEP, Q_EXIT, ENTROPY_WEIGHT = "T", "q", "entropy_weight"
+#: The most exit steps the step-wise laws carry (one weight column per step; Ouro's deepest
+#: T_m is 8).
+MAX_EXIT_STEPS = 8
+#: Columns :func:`bayeslaw.load` adds to a step table: each row's weight of exit step k (one-hot
+#: on a step row; the logged q, or 1 for every step up to T_m where q is latent, on a total row),
+#: the entropy of the logged q (0 on step rows), the 1 that marks a total row of a table whose q
+#: is latent, the run each curve belongs to and the kind of curve (``step`` / ``total``).
+EXIT_WEIGHTS = tuple(f"exit_w{k}" for k in range(1, MAX_EXIT_STEPS + 1))
+EXIT_ENTROPY, EXIT_LATENT, LOOPED_RUN, EXIT_KIND = ("exit_H", "exit_latent", "looped_run",
+                                                   "exit_kind")
+#: Covariates that vary along a run, as ``D`` does: the schedule's point terms and the exit
+#: weights (a total row's logged q changes from checkpoint to checkpoint).
+POINT_COLUMNS = (LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA, *EXIT_WEIGHTS, EXIT_ENTROPY,
+                 EXIT_LATENT)
 #: ``D`` is required too, except in a table of final losses (one row per run).
 REQUIRED_COLUMNS = (N, D, LOSS)
 

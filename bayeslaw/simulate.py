@@ -244,3 +244,73 @@ def schedule_sweep(*, seed: int = SWEEP_SEED, points: int = 30, law: str = "mult
     frame, drawn = simulate(spec, load(table.assign(loss=1.0)).frame, truth, sigma=sigma,
                             sigma_spread=0.0, seed=seed)
     return frame[[*table.columns, C.LOSS]], drawn
+
+
+#: True coefficients of the synthetic step-wise sweep (centered as the default spec of
+#: ``looped_steps``: a, b, c are loss contributions at N = 3e8, D = 1e9 and exit step T = 4),
+#: its entropy weight and the exponent of its exit distribution ``q(T) ~ T^lambda_q`` over a
+#: run's steps ``T <= T_m`` (1: at T_m = 4, q = 0.1, 0.2, 0.3, 0.4, a gate that exits late
+#: more often, as Ouro's does).
+STEP_TRUTH: dict[str, float] = {**DEFAULT_TRUTH, "c": 0.2, "gamma": 0.6, "beta_H": 0.05,
+                                "lambda_q": 1.0}
+STEP_EFFECT_SD: dict[str, float] = {**DEFAULT_EFFECT_SD, "c": 0.1, "gamma": 0.08}
+
+
+def exit_probabilities(T_m: int, power: float = STEP_TRUTH["lambda_q"]) -> np.ndarray:
+    """The exit distribution over steps ``1..T_m``: ``q(T)`` proportional to ``T^power``."""
+    w = np.arange(1, int(T_m) + 1, dtype=float) ** power
+    return w / w.sum()
+
+
+def step_design(*, N: Sequence[float] = SWEEP_N, T_m: Sequence[float] = SWEEP_T_M,
+                D: Sequence[float] = tuple(np.geomspace(1e8, 2e10, 30)), totals: bool = True,
+                power: float = STEP_TRUTH["lambda_q"]) -> pd.DataFrame:
+    """A step table's rows, the loss left at 1.
+
+    Every run's rows at each exit step ``T = 1..T_m`` of each checkpoint ``D`` (with the
+    logged ``q``), and its total-loss row (``T`` empty) when ``totals``.
+    """
+    rows = []
+    for t in T_m:
+        q = exit_probabilities(int(t), power)
+        for n in N:
+            run = run_label(n, t)
+            for d in D:
+                for k in range(1, int(t) + 1):
+                    rows.append({C.RUN: run, C.N: float(n), C.D: float(d), C.T_M: float(t),
+                                 C.T_STEP: float(k), C.Q_EXIT: float(q[k - 1]), C.LOSS: 1.0})
+                if totals:
+                    rows.append({C.RUN: run, C.N: float(n), C.D: float(d), C.T_M: float(t),
+                                 C.T_STEP: np.nan, C.Q_EXIT: np.nan, C.LOSS: 1.0})
+    return pd.DataFrame(rows)
+
+
+def looped_step_sweep(*, seed: int = SWEEP_SEED, q_logged: bool = True, totals: bool = True,
+                      params: Mapping[str, float] | None = None, sigma: float = 0.01,
+                      **design_options: Any) -> tuple[pd.DataFrame, Truth]:
+    """A synthetic looped sweep with step losses, a known exit distribution and entropy weight.
+
+    The bundled sweep's sizes and depths (:data:`SWEEP_N`, :data:`SWEEP_T_M`), each run's loss
+    at every exit step ``T = 1..T_m`` and its total ``sum_T q(T) L_step(T) - beta_H H(q)`` at
+    30 log-spaced checkpoints (:func:`step_design`), simulated from ``looped_steps``' default
+    spec with :data:`STEP_TRUTH` (``params``; its ``lambda_q`` gives the exit distribution,
+    :func:`exit_probabilities`), crossed N and T_m effects (:data:`STEP_EFFECT_SD`) and
+    Student-t noise of scale ``sigma`` per curve (spread 0.3).  ``q_logged=False`` drops the
+    column ``q`` (a latent exit distribution); ``totals=False`` leaves out the total rows.
+    """
+    from .data.table import load
+
+    truth = dict(params or STEP_TRUTH)
+    table = step_design(totals=totals, power=truth["lambda_q"], **design_options)
+    spec = load_spec(law="looped_steps")
+    names = set(spec.law_obj.param_names)
+    loaded = load(table).frame
+    frame, drawn = simulate(spec, loaded, {k: v for k, v in truth.items() if k in names},
+                            effect_sd=STEP_EFFECT_SD, sigma=sigma, sigma_spread=0.3, nu=6.0,
+                            seed=seed)
+    key = [C.LOOPED_RUN, C.D, C.T_STEP]
+    losses = frame[key + [C.LOSS]].rename(columns={C.LOOPED_RUN: C.RUN})
+    out = table.drop(columns=C.LOSS).merge(losses, on=[C.RUN, C.D, C.T_STEP], how="left")
+    if not q_logged:
+        out = out.drop(columns=C.Q_EXIT)
+    return out, Truth(truth, drawn.effects, drawn.sigma_run, drawn.nu)

@@ -233,13 +233,15 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 def cmd_backtest(args: argparse.Namespace) -> int:
     """``bayeslaw backtest``: held-out scores of bayeslaw and the baseline, table + figure."""
+    from ..data.steps import fixed_by_data
     from ..evaluation.backtesting import backtest
     from ..report.folders import headless, score_summary, unconverged, write_backtest_outputs
     from ..spec.catalog import resolve_spec
 
     headless()
     data = _load_data(args)
-    spec = resolve_spec(args.spec, law=args.law, columns=data.columns)
+    spec = resolve_spec(args.spec, law=args.law, columns=data.columns,
+                        data_fixed=fixed_by_data(data.frame))
     # warnings reach the user as they come (a fold that did not converge, a training part
     # short of levels, the baseline's optimizer): each names its split
     result = backtest(data, spec, args.split, seed=args.seed,

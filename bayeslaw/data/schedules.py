@@ -53,8 +53,9 @@ MOMENTUM_STEPS, MOMENTUM_SHARE = 1000, 0.01
 #: area, and per run the forward area at which the drop first reaches each level.
 LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA = C.LR_NORM, C.LR_AREA, C.LR_DROP, C.ANNEAL_AREA
 TERM_COLUMNS = (LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA, *NODE_COLUMNS)
-#: Columns that vary along a run (the others are one value per run).
-POINT_COLUMNS = (LR_NORM, LR_AREA, LR_DROP, ANNEAL_AREA)
+#: Columns that vary along a run (the others are one value per run): the schedule's point terms
+#: and a step table's exit weights (:data:`bayeslaw.constants.POINT_COLUMNS`).
+POINT_COLUMNS = C.POINT_COLUMNS
 
 
 def from_columns(row: Mapping[str, object], run: str, where: str) -> RunSchedule:

@@ -18,7 +18,8 @@ import pandas as pd
 
 from .. import constants as C
 from ..errors import DataError
-from .schedules import TERM_COLUMNS, RunSchedule, build, terms
+from .schedules import LR, SCHEDULE, TERM_COLUMNS, RunSchedule, build, terms
+from .steps import curves_of_steps, is_step_table
 from .training_logs import read_logs
 from .validation import (
     NONNEGATIVE,
@@ -327,6 +328,12 @@ def load(src: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None = 
         frame[C.N] = frame[C.N_ONCE] + frame[C.N_REC]
         notes.append("N = N_once + N_rec (total parameters)")
     has_runs = name_runs(frame, where)
+    if is_step_table(frame):
+        if schedule is not None or {SCHEDULE, LR} & set(frame.columns):
+            raise DataError(f"{where} is a table of step-wise losses (it has a 'T' column) "
+                            "with a learning-rate schedule: the step-wise laws take no "
+                            "schedule yet; drop the schedule's columns (or rename 'T')")
+        frame = curves_of_steps(frame, where, notes)
     check_runs(frame, where)
     frame, schedules, digest = _scheduled(frame, schedule, where, digest, notes)
     if min_D is not None:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import constants as C
+from ..data.steps import fixed_by_data
 from ..data.table import LossData
 from ..errors import (
     ArgumentError,
@@ -199,7 +200,8 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
         (from memory, disk or now), warm-start and sampling seconds (also in
         ``fit.provenance["sampling"]``).
     """
-    spec = resolve_spec(spec, law=law, columns=data.columns)
+    spec = resolve_spec(spec, law=law, columns=data.columns,
+                        data_fixed=fixed_by_data(data.frame))
     settings = _settings(spec, draws=draws, tune=tune, chains=chains, backend=backend,
                          target_accept=target_accept)
     _check_method(method, strict, seed)
@@ -353,7 +355,8 @@ def sample_prior_predictive(data: LossData,
     import pymc as pm
     import xarray as xr
 
-    model = get_model(resolve_spec(spec, law=law, columns=data.columns), data)
+    model = get_model(resolve_spec(spec, law=law, columns=data.columns,
+                                   data_fixed=fixed_by_data(data.frame)), data)
     with model.model:
         idata = pm.sample_prior_predictive(draws=draws, random_seed=seed)
     # the graph draws each run's curve in its padded (run, pos) layout: back to data rows

@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from ..constants import ANNEAL_AREA, LR_AREA, LR_DROP
+from ..constants import (
+    ANNEAL_AREA,
+    EXIT_ENTROPY,
+    EXIT_LATENT,
+    EXIT_WEIGHTS,
+    LR_AREA,
+    LR_DROP,
+)
 from ..errors import SpecError
 from .functions import (
     annealing_area,
@@ -27,6 +34,8 @@ from .functions import (
     iso_depth,
     iso_depth_eff,
     looped_annealing_area,
+    looped_steps,
+    looped_steps_latent,
     looped_streams,
     looped_total,
     parallel_streams,
@@ -246,6 +255,20 @@ _CURVE_BEND = (*_CURVE, Param("q", "1", "how far past its bend the curve is at D
                                   "pure power law; smaller: a plateau before it)",
                                   link="logit", term="D"))
 
+#: The step-wise laws (Ouro, appendix E): the looped total law's terms with the exit step T in
+#: place of T_m, the entropy weight of the link, and a latent exit distribution's exponent.
+_STEP_TERM = (*_power_params("T", "c", "gamma", at="T_ref"),
+              Param("t1", "params", "offset added to N", term="N", fixed=0.0),
+              Param("t2", "tokens", "warm-up offset added to D", term="D", fixed=0.0),
+              Param("t3", "steps", "offset added to the exit step T", term="T", fixed=0.0),
+              Param("beta_H", "loss", "entropy weight of the link: loss per nat of the exit "
+                    "distribution's entropy", term="exit"))
+_EXIT_POWER = Param("lambda_q", "1", "exponent of the latent exit distribution, "
+                    "q(T) proportional to T^lambda_q", link="identity", term="exit")
+_STEP_NATURAL = _natural(_A_N, _B_D, ("C", "c", "gamma", "T"))
+_STEP_FORMULA = ("L_step = E + A/(N+t1)^alpha + B/(D+t2)^beta + C/(T+t3)^gamma; "
+                 "L_total = sum_T q(T) L_step(T) - beta_H H(q)")
+
 _PHI = Param("phi", "1", "exponent of the reuse: T_m passes act as T_m^phi times N_rec",
              term="N")
 
@@ -257,6 +280,17 @@ LAWS: dict[str, Law] = {law.name: law for law in (
           Param("t3", "steps", "offset added to T_m", term="T_m", fixed=0.0)),
          ("N", "D", "T_m"), _natural(_A_N, _B_D, ("C", "c", "gamma", "T_m")),
          "L = E + A/(N+t1)^alpha + B/(D+t2)^beta + C/(T_m+t3)^gamma"),
+    _law(looped_steps, (_E, *_N_TERM, *_D_TERM, *_STEP_TERM),
+         ("N", "D", *EXIT_WEIGHTS, EXIT_ENTROPY), _STEP_NATURAL, _STEP_FORMULA,
+         ref_keys=("N", "D", "T"), terms={"T": EXIT_WEIGHTS, "exit": (EXIT_ENTROPY,)},
+         # alpha needs three sizes, gamma three exit steps (distinct weight rows)
+         min_levels={"N": 3, EXIT_WEIGHTS: 3}),
+    _law(looped_steps_latent, (_E, *_N_TERM, *_D_TERM, *_STEP_TERM, _EXIT_POWER),
+         ("N", "D", *EXIT_WEIGHTS, EXIT_LATENT), _STEP_NATURAL,
+         _STEP_FORMULA + ", q(T) latent",
+         ref_keys=("N", "D", "T"),
+         terms={"T": EXIT_WEIGHTS, "exit": (*EXIT_WEIGHTS, EXIT_LATENT)},
+         min_levels={"N": 3, EXIT_WEIGHTS: 3}),
     _law(chinchilla, (_E, *_N_TERM, *_D_TERM), ("N", "D"), _natural(_A_N, _B_D),
          "L = E + A/N^alpha + B/D^beta"),
     _law(chinchilla_anneal,
@@ -341,7 +375,14 @@ def law_for_columns(columns: set[str] | frozenset[str]) -> str:
     ``T_m``; :data:`CURVE_LAW` for curves without a model size (``D`` and no ``N``); else
     ``chinchilla``.  A table whose runs carry a learning-rate schedule (the
     terms :func:`bayeslaw.load` adds) gets :data:`SCHEDULE_LAW` (``looped_`` with ``T_m``).
+    A table of step-wise losses (a ``T`` column: the exit columns :func:`bayeslaw.load` adds)
+    gets ``looped_steps``, or ``looped_steps_latent`` when its totals' exit distribution was
+    not logged.
     """
+    if EXIT_LATENT in columns:
+        return "looped_steps_latent"
+    if EXIT_ENTROPY in columns:
+        return "looped_steps"
     if LR_AREA in columns and "N" in columns:
         return ("looped_" if "T_m" in columns else "") + SCHEDULE_LAW
     if {"N_once", "N_rec"} <= columns:

@@ -93,7 +93,8 @@ def _section(spec: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
-              law: str | None = None, fallback: str = "looped_total") -> ModelSpec:
+              law: str | None = None, fallback: str = "looped_total",
+              data_fixed: Mapping[str, float] | None = None) -> ModelSpec:
     """Load a spec: a TOML path, a shipped spec name, or a dict, merged over the law default.
 
     Parameters
@@ -104,6 +105,10 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
         Law name; overrides the spec's ``law`` key (and picks the default spec to merge over).
     fallback : str
         The law of a spec that names none, when ``law`` is not given either.
+    data_fixed : mapping, optional
+        Parameters the data fix (a step table's ``entropy_weight`` fixes ``beta_H``), merged
+        over the law's default and under the user spec: a prior or value the user gives wins.
+        Names the law lacks are ignored.
     """
     if isinstance(spec, ModelSpec):
         return spec
@@ -126,13 +131,18 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
     get_law(law_name)
     base_path = _models_dir() / f"{law_name}.toml"
     base = _read_toml(base_path) if base_path.exists() else {}
+    known = {k: float(v) for k, v in (data_fixed or {}).items()
+             if k in get_law(law_name).param_names}
+    if known:
+        base = _merge(base, {"fixed": known})
     merged = _merge(base, user)
     merged["law"] = law_name
     return parse_spec(merged)
 
 
 def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,
-                 law: str | None, columns: frozenset[str]) -> ModelSpec:
+                 law: str | None, columns: frozenset[str],
+                 data_fixed: Mapping[str, float] | None = None) -> ModelSpec:
     """The spec to fit.
 
     A ``ModelSpec`` is returned as given; anything else goes through :func:`load_spec`, over
@@ -147,4 +157,4 @@ def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,
         if law is not None and law != spec.law:
             raise SpecError(f"law={law!r} contradicts the spec's law {spec.law!r}")
         return spec
-    return load_spec(spec, law=law, fallback=law_for_columns(columns))
+    return load_spec(spec, law=law, fallback=law_for_columns(columns), data_fixed=data_fixed)

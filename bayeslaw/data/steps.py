@@ -1,0 +1,220 @@
+"""A looped LM's step-wise losses: one row per run, checkpoint and exit step.
+
+A looped model that exits at recurrent step ``T <= T_m`` has a loss per exit step, and its
+training objective weighs them by the exit distribution ``q`` its gate learns (Ouro, arXiv
+2510.25741, appendix E)::
+
+    L_total = sum_{T=1..T_m} q(T) L_step(T) - beta_H H(q)
+
+The table (:func:`curves_of_steps` reads it inside :func:`bayeslaw.load`):
+
+- ``run, N, D, T_m, T, loss``: one row per run, checkpoint ``D`` and exit step ``T = 1..T_m``;
+- total losses are rows of the same table whose ``T`` is empty or ``total``, one per run and
+  checkpoint;
+- optionally ``q``: the exit probability of step ``T`` at that checkpoint, on the step rows,
+  summing to 1 over ``T`` within a checkpoint; without it, a table with totals is fitted
+  with a latent exit distribution (``looped_steps_latent``);
+- optionally ``entropy_weight``: the training objective's ``beta_H``, one value for the whole
+  table (a training setting); :func:`bayeslaw.fit` then fixes ``beta_H`` to it.
+
+Each (run, T) becomes a curve named ``<run>/T<T>`` and each run's totals a curve
+``<run>/total``, so that every curve has one row per ``D`` as elsewhere in bayeslaw; the
+columns :data:`bayeslaw.constants.EXIT_WEIGHTS` carry what the step-wise laws need (a step
+row's one-hot step, a total row's q or, where q is latent, the steps it may exit at), with
+:data:`~bayeslaw.constants.LOOPED_RUN` (the run) and :data:`~bayeslaw.constants.EXIT_KIND`
+(``step`` or ``total``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import constants as C
+from ..errors import DataError, plain
+
+#: How far a checkpoint's logged q may sum from 1 (logs round to 3-4 digits).
+Q_SUM_TOLERANCE = 1e-3
+#: The words a total-loss row may carry in ``T`` (besides an empty cell).
+TOTAL_WORDS = frozenset({"total", "all", ""})
+
+
+def is_step_table(frame: pd.DataFrame) -> bool:
+    """Whether ``frame`` is a table of step-wise losses (it has a ``T`` column)."""
+    return C.T_STEP in frame.columns
+
+
+def curves_of_steps(frame: pd.DataFrame, where: str, notes: list[str]) -> pd.DataFrame:
+    """Validate a step table and lay it out as curves with the exit columns.
+
+    ``frame`` has its numeric columns converted (``N``, ``D``, ``T_m``, ``loss``) and named
+    runs.  Every problem raises :class:`~bayeslaw.errors.DataError` naming the run and the row
+    (1-based, as in the file).
+    """
+    for col in (C.T_M, C.D):
+        if col not in frame.columns:
+            raise DataError(f"{where} has a 'T' column (exit steps) but no {col!r} column: a "
+                            f"table of step-wise losses needs run, N, D, T_m, T and loss")
+    frame = frame.reset_index(drop=True)
+    total, step = _exit_steps(frame, where)
+    _check_steps(frame, step, total, where)
+    has_q = C.Q_EXIT in frame.columns
+    q = _exit_probabilities(frame, step, total, where) if has_q else None
+    weight = _entropy_weight(frame, where)
+    out = frame.copy()
+    out[C.LOOPED_RUN] = frame[C.RUN]
+    out[C.EXIT_KIND] = np.where(total, "total", "step")
+    out[C.T_STEP] = np.where(total, np.nan, step)
+    out[C.RUN] = [f"{r}/total" if t else f"{r}/T{int(s)}"
+                  for r, t, s in zip(frame[C.RUN], total, np.nan_to_num(step), strict=True)]
+    T_m = frame[C.T_M].to_numpy(float)
+    ks = np.arange(1, C.MAX_EXIT_STEPS + 1)
+    w = (step[:, None] == ks[None, :]).astype(float)  # one-hot on step rows
+    latent = bool(total.any()) and not has_q
+    if total.any():
+        if has_q:
+            w[total] = _checkpoint_q(frame, step, total, q, where)
+        else:  # a latent q may sit on any step up to T_m
+            w[total] = (ks[None, :] <= T_m[total, None]).astype(float)
+    for k, col in enumerate(C.EXIT_WEIGHTS):
+        out[col] = w[:, k]
+    if latent:
+        out[C.EXIT_LATENT] = total.astype(float)
+        notes.append("step table: exit distribution not logged (no column 'q'): latent")
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            plogp = np.where(w > 0, w * np.log(np.where(w > 0, w, 1.0)), 0.0)
+        out[C.EXIT_ENTROPY] = np.where(total, -plogp.sum(axis=1), 0.0)
+    if weight is not None:
+        notes.append(f"step table: entropy weight {weight:g} (beta_H, fixed in the fit)")
+    notes.append(f"step table: {int((~total).sum())} step rows and {int(total.sum())} total "
+                 "rows laid out as curves <run>/T<T> and <run>/total")
+    return out
+
+
+def fixed_by_data(frame: pd.DataFrame) -> dict[str, float]:
+    """Law parameters a table fixes: ``beta_H`` from a step table's ``entropy_weight``."""
+    if C.ENTROPY_WEIGHT not in frame.columns or C.EXIT_KIND not in frame.columns:
+        return {}
+    return {"beta_H": float(frame[C.ENTROPY_WEIGHT].iloc[0])}
+
+
+def _exit_steps(frame: pd.DataFrame, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """Which rows are totals, and each step row's ``T`` (nan on totals)."""
+    raw = frame[C.T_STEP]
+    total = raw.isna().to_numpy() | raw.map(
+        lambda v: isinstance(v, str) and v.strip().lower() in TOTAL_WORDS).to_numpy(bool)
+    step = pd.to_numeric(raw.where(~total), errors="coerce").to_numpy(float)
+    bad = ~total & ~(np.isfinite(step) & (step >= 1) & (np.round(step) == step))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(f"column 'T' must be an exit step 1, 2, ... (or empty / 'total' on a "
+                        f"total-loss row); row {i + 1} of {where} (run {frame[C.RUN].iloc[i]!r}) "
+                        f"has {plain(raw.iloc[i])}")
+    return total, step
+
+
+def _check_steps(frame: pd.DataFrame, step: np.ndarray, total: np.ndarray, where: str) -> None:
+    """Steps up to T_m and 8, no repeated (run, D, T), every step of a checkpoint present."""
+    T_m = frame[C.T_M].to_numpy(float)
+    if (T_m > C.MAX_EXIT_STEPS).any() or (T_m != np.round(T_m)).any():
+        i = int(np.flatnonzero((T_m > C.MAX_EXIT_STEPS) | (T_m != np.round(T_m)))[0])
+        raise DataError(f"row {i + 1} of {where} (run {frame[C.RUN].iloc[i]!r}) has T_m = "
+                        f"{T_m[i]:g}; the step-wise laws take whole T_m up to "
+                        f"{C.MAX_EXIT_STEPS} (one weight column per exit step)")
+    above = ~total & (step > T_m)
+    if above.any():
+        i = int(np.flatnonzero(above)[0])
+        raise DataError(f"row {i + 1} of {where} (run {frame[C.RUN].iloc[i]!r}) has exit step "
+                        f"T = {step[i]:g} above its T_m = {T_m[i]:g}: a model exits at one of "
+                        "its T_m recurrent steps")
+    key = pd.DataFrame({"run": frame[C.RUN], "D": frame[C.D],
+                        "T": np.where(total, -1.0, step)})
+    dup = key.duplicated(keep=False).to_numpy()
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        what = "total rows" if total[i] else f"rows of exit step T = {step[i]:g}"
+        raise DataError(f"run {frame[C.RUN].iloc[i]!r} has several {what} at D = "
+                        f"{frame[C.D].iloc[i]:g} (first at row {i + 1} of {where}); keep one "
+                        "row per (run, D, T)")
+    steps = key[~total]
+    for (run, D), part in steps.groupby(["run", "D"], sort=False):
+        first = int(part.index[0])
+        want = set(range(1, int(T_m[first]) + 1))
+        missing = sorted(want - set(part["T"].astype(int)))
+        if missing:
+            raise DataError(f"run {run!r} at D = {D:g} (row {first + 1} of {where}) lacks exit "
+                            f"step(s) {missing} of its T_m = {T_m[first]:g}: log every step's "
+                            "loss at each checkpoint, or drop the checkpoint")
+
+
+def _exit_probabilities(frame: pd.DataFrame, step: np.ndarray, total: np.ndarray,
+                        where: str) -> np.ndarray:
+    """The logged ``q`` (nan on totals): in [0, 1] on steps, summing to 1 per checkpoint."""
+    raw = frame[C.Q_EXIT]
+    q = pd.to_numeric(raw, errors="coerce").to_numpy(float)
+    bad = ~total & ~(np.isfinite(q) & (q >= 0) & (q <= 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(f"column 'q' must be an exit probability in [0, 1] on every step row; "
+                        f"row {i + 1} of {where} (run {frame[C.RUN].iloc[i]!r}, T = "
+                        f"{step[i]:g}) has {plain(raw.iloc[i])}")
+    stray = total & raw.notna().to_numpy()
+    if stray.any():
+        i = int(np.flatnonzero(stray)[0])
+        raise DataError(f"row {i + 1} of {where} is a total-loss row of run "
+                        f"{frame[C.RUN].iloc[i]!r} but has q = {plain(raw.iloc[i])}: q belongs "
+                        "on the step rows (the exit probability of each step); leave it empty")
+    sums = (pd.DataFrame({"run": frame[C.RUN], "D": frame[C.D], "q": q})[~total]
+            .groupby(["run", "D"], sort=False)["q"].agg(["sum", lambda s: int(s.index[0])]))
+    sums.columns = ["sum", "row"]
+    off = sums[(sums["sum"] - 1.0).abs() > Q_SUM_TOLERANCE]
+    if len(off):
+        (run, D), r = off.index[0], off.iloc[0]
+        raise DataError(f"run {run!r} at D = {D:g} (row {int(r['row']) + 1} of {where}): its "
+                        f"exit probabilities q sum to {r['sum']:.6g}, not 1 (tolerance "
+                        f"{Q_SUM_TOLERANCE:g}); log the whole exit distribution of every "
+                        "checkpoint")
+    return q
+
+
+def _checkpoint_q(frame: pd.DataFrame, step: np.ndarray, total: np.ndarray, q: np.ndarray,
+                  where: str) -> np.ndarray:
+    """Each total row's exit distribution: its checkpoint's logged q by step (renormalized)."""
+    ks = C.MAX_EXIT_STEPS
+    table: dict[tuple[str, float], np.ndarray] = {}
+    runs, Ds = frame[C.RUN].to_numpy(), frame[C.D].to_numpy(float)
+    for i in np.flatnonzero(~total):
+        row = table.setdefault((runs[i], Ds[i]), np.zeros(ks))
+        row[int(step[i]) - 1] = q[i]
+    out = np.zeros((int(total.sum()), ks))
+    for j, i in enumerate(np.flatnonzero(total)):
+        got = table.get((runs[i], Ds[i]))
+        if got is None:
+            raise DataError(f"row {i + 1} of {where}: the total loss of run {runs[i]!r} at D = "
+                            f"{Ds[i]:g} has no step rows at that checkpoint to take its exit "
+                            "distribution q from; add them, or drop the column 'q' to fit a "
+                            "latent exit distribution")
+        out[j] = got / got.sum()
+    return out
+
+
+def _entropy_weight(frame: pd.DataFrame, where: str) -> float | None:
+    """The one entropy weight of the table, checked (a number >= 0, the same on every row)."""
+    if C.ENTROPY_WEIGHT not in frame.columns:
+        return None
+    raw = frame[C.ENTROPY_WEIGHT]
+    w = pd.to_numeric(raw, errors="coerce").to_numpy(float)
+    bad = ~(np.isfinite(w) & (w >= 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(f"column 'entropy_weight' must be a number >= 0 (the training "
+                        f"objective's beta_H); row {i + 1} of {where} has {plain(raw.iloc[i])}")
+    if np.unique(w).size > 1:
+        i = int(np.flatnonzero(w != w[0])[0])
+        raise DataError(f"column 'entropy_weight' has {w[0]:g} in row 1 and {w[i]:g} in row "
+                        f"{i + 1} of {where} (run {frame[C.RUN].iloc[i]!r}): the step-wise laws "
+                        "take one entropy weight per table; fit runs trained with different "
+                        "weights separately")
+    frame[C.ENTROPY_WEIGHT] = w
+    return float(w[0])
