@@ -92,6 +92,22 @@ def curves_of_steps(frame: pd.DataFrame, where: str, notes: list[str]) -> pd.Dat
     return out
 
 
+#: The columns :func:`curves_of_steps` adds (``run`` it renames).
+LAYOUT_COLUMNS = (C.LOOPED_RUN, C.EXIT_KIND, *C.EXIT_WEIGHTS, C.EXIT_ENTROPY, C.EXIT_LATENT)
+
+
+def as_step_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """A laid-out step table back as it was read (``run`` the run's name, no exit columns).
+
+    Loading the result again gives the same curves; a frame that is not a step table is
+    returned as it is.
+    """
+    if C.LOOPED_RUN not in frame.columns:
+        return frame
+    return (frame.assign(**{C.RUN: frame[C.LOOPED_RUN]})
+            .drop(columns=[c for c in LAYOUT_COLUMNS if c in frame.columns]))
+
+
 def fixed_by_data(frame: pd.DataFrame) -> dict[str, float]:
     """Law parameters a table fixes: ``beta_H`` from a step table's ``entropy_weight``."""
     if C.ENTROPY_WEIGHT not in frame.columns or C.EXIT_KIND not in frame.columns:

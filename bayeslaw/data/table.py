@@ -328,12 +328,7 @@ def load(src: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None = 
         frame[C.N] = frame[C.N_ONCE] + frame[C.N_REC]
         notes.append("N = N_once + N_rec (total parameters)")
     has_runs = name_runs(frame, where)
-    if is_step_table(frame):
-        if schedule is not None or {SCHEDULE, LR} & set(frame.columns):
-            raise DataError(f"{where} is a table of step-wise losses (it has a 'T' column) "
-                            "with a learning-rate schedule: the step-wise laws take no "
-                            "schedule yet; drop the schedule's columns (or rename 'T')")
-        frame = curves_of_steps(frame, where, notes)
+    frame = _stepwise(frame, schedule, where, notes)
     check_runs(frame, where)
     frame, schedules, digest = _scheduled(frame, schedule, where, digest, notes)
     if min_D is not None:
@@ -356,6 +351,18 @@ def _source(src: Any, source: str | None, tokens_per_step: float | None, metric:
     if not logged:
         return (*read_table(src), [], tokens_per_step, schedule)
     return logged.frame, logged.where, logged.sha256, list(logged.notes), None, schedule
+
+
+def _stepwise(frame: pd.DataFrame, schedule: Any, where: str, notes: list[str]
+              ) -> pd.DataFrame:
+    """A table of step-wise losses (a ``T`` column) laid out as curves; others as they are."""
+    if not is_step_table(frame):
+        return frame
+    if schedule is not None or {SCHEDULE, LR} & set(frame.columns):
+        raise DataError(f"{where} is a table of step-wise losses (it has a 'T' column) with a "
+                        "learning-rate schedule: the step-wise laws take no schedule yet; drop "
+                        "the schedule's columns (or rename 'T')")
+    return curves_of_steps(frame, where, notes)
 
 
 def _scheduled(frame: pd.DataFrame, schedule: str | Path | pd.DataFrame | None, where: str,

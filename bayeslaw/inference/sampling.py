@@ -155,6 +155,12 @@ def _sample_pymc(plan: Plan, data: LossData, settings: SamplerSettings, seed: in
     return idata, {"sample_s": time.perf_counter() - t0}
 
 
+def _resolved(spec: Any, law: str | None, data: LossData) -> ModelSpec:
+    """The spec to fit ``data`` with (a step table's entropy weight fixes ``beta_H``)."""
+    return resolve_spec(spec, law=law, columns=data.columns,
+                        data_fixed=fixed_by_data(data.frame))
+
+
 def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None = None, *,
         law: str | None = None, seed: int = C.DEFAULT_SEED, draws: int | None = None,
         tune: int | None = None, chains: int | None = None, backend: str | None = None,
@@ -200,8 +206,7 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
         (from memory, disk or now), warm-start and sampling seconds (also in
         ``fit.provenance["sampling"]``).
     """
-    spec = resolve_spec(spec, law=law, columns=data.columns,
-                        data_fixed=fixed_by_data(data.frame))
+    spec = _resolved(spec, law, data)
     settings = _settings(spec, draws=draws, tune=tune, chains=chains, backend=backend,
                          target_accept=target_accept)
     _check_method(method, strict, seed)
@@ -355,8 +360,7 @@ def sample_prior_predictive(data: LossData,
     import pymc as pm
     import xarray as xr
 
-    model = get_model(resolve_spec(spec, law=law, columns=data.columns,
-                                   data_fixed=fixed_by_data(data.frame)), data)
+    model = get_model(_resolved(spec, law, data), data)
     with model.model:
         idata = pm.sample_prior_predictive(draws=draws, random_seed=seed)
     # the graph draws each run's curve in its padded (run, pos) layout: back to data rows

@@ -45,6 +45,19 @@ def _size_and_data(xp: Any, size: Any, D: Any, theta: Mapping[str, Any],
     )
 
 
+def _step_terms(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
+                ref: Mapping[str, float]) -> Any:
+    """The looped laws' size and data terms, ``E + a((N+t1)/N_ref)^-alpha + ...``.
+
+    ``... + b((D+t2)/D_ref)^-beta``: the total law adds its T_m term, the step laws the step's.
+    """
+    return (
+        theta["E"]
+        + _power_term(xp, cov["N"], theta["t1"], ref["N"], theta["a"], theta["alpha"])
+        + _power_term(xp, cov["D"], theta["t2"], ref["D"], theta["b"], theta["beta"])
+    )
+
+
 def looped_total(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
                  ref: Mapping[str, float]) -> Any:
     r"""Total loss of a looped LM (Ouro, arXiv 2510.25741, appendix D).
@@ -57,22 +70,8 @@ def looped_total(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
     evaluated as ``E + a((N+t1)/N_ref)^-alpha + b((D+t2)/D_ref)^-beta
     + c((T_m+t3)/T_ref)^-gamma``.
     """
-    return (
-        theta["E"]
-        + _power_term(xp, cov["N"], theta["t1"], ref["N"], theta["a"], theta["alpha"])
-        + _power_term(xp, cov["D"], theta["t2"], ref["D"], theta["b"], theta["beta"])
-        + _power_term(xp, cov["T_m"], theta["t3"], ref["T_m"], theta["c"], theta["gamma"])
-    )
-
-
-def _step_terms(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
-                ref: Mapping[str, float]) -> Any:
-    """``E + a((N+t1)/N_ref)^-alpha + b((D+t2)/D_ref)^-beta``: what every exit step shares."""
-    return (
-        theta["E"]
-        + _power_term(xp, cov["N"], theta["t1"], ref["N"], theta["a"], theta["alpha"])
-        + _power_term(xp, cov["D"], theta["t2"], ref["D"], theta["b"], theta["beta"])
-    )
+    return (_step_terms(xp, cov, theta, ref)
+            + _power_term(xp, cov["T_m"], theta["t3"], ref["T_m"], theta["c"], theta["gamma"]))
 
 
 def _exit_sum(xp: Any, weights: list[Any], theta: Mapping[str, Any],
@@ -80,7 +79,9 @@ def _exit_sum(xp: Any, weights: list[Any], theta: Mapping[str, Any],
     """``sum_k weights_k c ((k + t3)/T_ref)^-gamma``: the step term under exit weights."""
     out = 0.0
     for k, w in enumerate(weights, start=1):
-        out = out + w * _power_term(xp, float(k), theta["t3"], ref["T"], theta["c"],
+        # np.float64: PyTensor would make a float 1.0 a float32 constant, and log(k / T_ref)
+        # of two constants then loses digits
+        out = out + w * _power_term(xp, np.float64(k), theta["t3"], ref["T"], theta["c"],
                                     theta["gamma"])
     return out
 
@@ -132,16 +133,21 @@ def looped_steps_latent(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any
                         ref: Mapping[str, float]) -> Any:
     r""":func:`looped_steps` with a latent exit distribution, learned from the total losses.
 
-    ``q(T) \propto T^{\lambda_q}`` over the steps ``T <= T_m`` (log-odds ``z_T = \lambda_q
-    \ln T``): a total row's weights mark the steps it may exit at, a step row's its one step
-    (where ``q`` is one-hot and ``H(q) = 0``).  The entropy term applies on total rows
+    .. math::
+
+        q(T) = \frac{T^{\lambda_q}}{\sum_{k=1}^{T_m} k^{\lambda_q}}, \qquad
+        L_{total} = \sum_{T=1}^{T_m} q(T)\, L_{step}(T) - \beta_H H(q)
+
+    over the steps ``T <= T_m`` (log-odds ``z_T = lambda_q ln T``): a total row's weights
+    mark the steps it may exit at, a step row's its one step (where ``q`` is one-hot and
+    ``H(q) = 0``).  The entropy term applies on total rows
     (:data:`bayeslaw.constants.EXIT_LATENT`).  One exponent, not a free distribution: a run's
     totals pin one number about its ``q`` (their level above the steps' law), so a free ``q``
     by run or by T_m rests on its prior (seven free log-odds did not mix on the simulated
-    sweep: R-hat 1.11, bulk ESS 25).
+    sweep; that run was not saved).
     """
     allowed = [cov[c] for c in EXIT_WEIGHTS]
-    z = [theta["lambda_q"] * float(np.log(k)) for k in range(1, len(allowed) + 1)]
+    z = [theta["lambda_q"] * np.log(np.float64(k)) for k in range(1, len(allowed) + 1)]
     q, entropy = exit_distribution(xp, allowed, z)
     return (_step_terms(xp, cov, theta, ref) + _exit_sum(xp, q, theta, ref)
             - theta["beta_H"] * cov[EXIT_LATENT] * entropy)

@@ -362,6 +362,16 @@ SCHEDULE_LAW = "multi_power"
 #: limit on every draw and did not finish in 17 minutes).
 CURVE_LAW = "curve_bend"
 
+#: The step-wise laws: a point's T_m is a group level (of the step term's effects), not a
+#: covariate, but a forecast needs it as much (:func:`takes_T_m`).
+STEP_LAWS = frozenset({"looped_steps", "looped_steps_latent"})
+
+
+def takes_T_m(law: Law) -> bool:
+    """Whether a point of ``law`` needs its ``T_m``: a covariate, or a step law's depth."""
+    return "T_m" in law.covariates or law.name in STEP_LAWS
+
+
 #: The laws of a population of curves: ``D`` their only covariate (coefficients by curve, no
 #: model size).
 CURVE_LAWS = frozenset(name for name, law in LAWS.items() if law.covariates == ("D",))

@@ -25,6 +25,7 @@ import pandas as pd
 from .. import constants as C
 from ..data.schedules import SCHEDULE, TERM_COLUMNS
 from ..errors import ArgumentError, SpecError
+from ..laws.registry import takes_T_m
 from .draws import mean_draws, typical_parameters
 from .prediction import band_tag, predict
 
@@ -96,7 +97,7 @@ class Derived:
 
 def _needs_T(fit: Fit, T_m: float | None) -> bool:
     """Whether the law has a ``T_m`` term; check ``T_m`` is given exactly when it does."""
-    has_T = C.T_M in fit.spec.law_obj.covariates
+    has_T = takes_T_m(fit.spec.law_obj)
     if has_T and T_m is None:
         raise ArgumentError(f"law {fit.spec.law!r} has a T_m term: give T_m")
     if not has_T and T_m is not None:
@@ -132,7 +133,7 @@ def _points(fit: Fit, N: Any, D: Any, T_m: Any,
     ``horizon = D`` unless ``columns`` gives one: the loss of a run trained to ``D``.
     """
     law = fit.spec.law_obj
-    names = [C.N, C.D, C.T_M] if C.T_M in law.covariates else [C.N, C.D]
+    names = [C.N, C.D, C.T_M] if takes_T_m(law) else [C.N, C.D]
     values = np.broadcast_arrays(*(np.atleast_1d(np.asarray(v, float))
                                    for v in (N, D, T_m)[:len(names)]))
     table = pd.DataFrame(dict(zip(names, values, strict=True)))

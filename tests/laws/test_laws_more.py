@@ -13,22 +13,24 @@ import pytensor.tensor as pt
 import pytest
 
 import bayeslaw as bl
+from bayeslaw import constants as C
 from bayeslaw.data.public import load_parscale
 from bayeslaw.errors import DataError, SpecError
 from bayeslaw.laws.multi_power import NODE_COLUMNS
-from bayeslaw.laws.registry import LAWS, evaluate, law_for_columns
+from bayeslaw.laws.registry import LAWS, evaluate, law_for_columns, takes_T_m
 from bayeslaw.model.graph import LossModel, cov_data_name
 from bayeslaw.model.plan import check_compatible, make_plan
 from bayeslaw.posterior.draws import mean_draws
 from bayeslaw.posterior.result import Fit
-from bayeslaw.simulate import SCHEDULE_TRUTH, design, schedule_sweep, simulate
+from bayeslaw.simulate import SCHEDULE_TRUTH, design, looped_step_sweep, schedule_sweep, simulate
 from bayeslaw.spec.catalog import available_specs, load_spec
 from bayeslaw.spec.parts import link_width
 
 NEW_LAWS = ("parallel_streams", "parallel_streams_data", "looped_streams", "iso_depth",
             "iso_depth_eff", "chinchilla_anneal")
 THETA = dict(E=1.3, a=0.6, alpha=0.2, k=0.35, b=0.5, beta=0.4, c=0.08, gamma=0.45, phi=0.6,
-             d=0.2, kappa=5.0, zeta=0.6, omega=0.5, m=2.5, f=0.5, q=0.4)
+             d=0.2, kappa=5.0, zeta=0.6, omega=0.5, m=2.5, f=0.5, q=0.4, beta_H=0.05,
+             lambda_q=1.5)
 REF = {"N": 1.5e9, "D": 2e10, "P": 2.0}
 
 
@@ -128,6 +130,16 @@ def _covariates(law, n=4):
     for j, name in enumerate(NODE_COLUMNS):
         values[name] = np.where(j / (len(NODE_COLUMNS) - 1) <= values["lr_drop"],
                                 values["lr_area"] * j / len(NODE_COLUMNS), 1e30)
+    # a step table's exit weights: steps 1 and 3, a logged q over 4 steps, a latent total's
+    # steps up to T_m = 8
+    weights = np.zeros((4, len(C.EXIT_WEIGHTS)))
+    weights[0, 0] = weights[1, 2] = 1.0
+    weights[2, :4] = (0.1, 0.2, 0.3, 0.4)
+    weights[3, :] = 1.0
+    values.update({c: weights[:n, k] for k, c in enumerate(C.EXIT_WEIGHTS)})
+    values[C.EXIT_ENTROPY] = np.array([0.0, 0.0, -np.sum(weights[2, :4] * np.log(weights[2, :4])),
+                                       0.0])[:n]
+    values[C.EXIT_LATENT] = np.array([0.0, 0.0, 0.0, 1.0])[:n]
     return {c: values[c] for c in law.covariates}
 
 
@@ -135,7 +147,7 @@ def _covariates(law, n=4):
 def test_numpy_and_pytensor_agree(name):
     law = LAWS[name]
     theta = {p.name: THETA.get(p.name, p.fixed or 0.0) for p in law.params}
-    ref = {"N": 1.5e9, "D": 2e10, "P": 2.0, "T_m": 4.0}
+    ref = {"N": 1.5e9, "D": 2e10, "P": 2.0, "T_m": 4.0, "T": 4.0}
     cov = _covariates(law)
     sym = law(pt, {k: pt.as_tensor(v) for k, v in cov.items()},
               {k: pt.as_tensor(float(v)) for k, v in theta.items()}, ref)
@@ -190,6 +202,8 @@ TRUTH = {
 }
 #: The schedule laws' specs: simulated with known schedules (bayeslaw.simulate.schedule_sweep).
 SCHEDULE_SPECS = ("annealing_area", "multi_power", "looped_annealing_area", "looped_multi_power")
+#: The step-wise laws' specs: simulated by bayeslaw.simulate.looped_step_sweep.
+STEP_SPECS = ("looped_steps", "looped_steps_latent")
 
 
 def synthetic(spec_name: str) -> bl.LossData:
@@ -197,6 +211,10 @@ def synthetic(spec_name: str) -> bl.LossData:
     spec = load_spec(spec_name)
     if spec.law in SCHEDULE_SPECS:
         return _scheduled_table(spec)
+    if spec.law in STEP_SPECS:  # step losses: 3 sizes, T_m 2 and 4, 6 checkpoints
+        frame, _ = looped_step_sweep(q_logged=spec.law == "looped_steps", N=(1e8, 3e8, 1e9),
+                                     T_m=(2, 4), D=tuple(np.geomspace(1e8, 2e10, 6)), seed=1)
+        return bl.load(frame)
     if spec.law in ("parallel_streams", "looped_streams", "size_only"):
         table = _streams_table()
         if spec_name == "parallel_streams_pooled":
@@ -482,11 +500,12 @@ def test_report_forecasts_fill_every_column_the_spec_needs(name):
     assert any(b.text.startswith("Compute-optimal") for b in blocks) == (not extra)
     if extra:
         with pytest.raises(SpecError, match=f"law '{spec.law}' also needs"):
-            compute_optimal(fake, 1e21, T_m=4.0 if "T_m" in law.covariates else None)
+            compute_optimal(fake, 1e21, T_m=4.0 if takes_T_m(law) else None)
     # each row is loss_at at that configuration (every level here is a fitted one, so the
     # values are deterministic)
     if spec.effects and all(e.group != "run" for e in spec.effects):
-        row = biggest[others].drop_duplicates().iloc[0].to_dict()
+        row = biggest[others].drop_duplicates().sort_values(others).iloc[0].to_dict()
+        # T_m: the law's covariate, or the step laws' group column (their effects by T_m)
         T_m = row.pop("T_m", None)
         one = loss_at(fake, frame["N"].max(), 10 * frame["D"].max(), T_m, columns=row)
         first = at.iloc[0]

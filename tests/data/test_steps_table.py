@@ -1,0 +1,132 @@
+"""Step tables (a looped LM's loss per exit step, and its totals): layout and validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayeslaw as bl
+from bayeslaw import constants as C
+from bayeslaw.data.steps import as_step_table, fixed_by_data
+from bayeslaw.errors import DataError
+from bayeslaw.simulate import exit_probabilities, step_design
+from bayeslaw.spec.catalog import resolve_spec
+
+
+def table(**options) -> pd.DataFrame:
+    """Two sizes x T_m 2 and 4, three checkpoints, steps and totals, q logged."""
+    return step_design(N=(1e8, 3e8), T_m=(2, 4), D=(1e9, 2e9, 4e9), **options)
+
+
+def test_layout_one_curve_per_step_and_one_for_the_totals():
+    raw = table()
+    data = bl.load(raw)
+    f = data.frame
+    assert sorted(f.loc[f[C.LOOPED_RUN] == "N100M_T4", C.RUN].unique()) == [
+        "N100M_T4/T1", "N100M_T4/T2", "N100M_T4/T3", "N100M_T4/T4", "N100M_T4/total"]
+    assert len(f) == len(raw) and len(data.runs) == 2 * (3 + 5)
+    w = f[list(C.EXIT_WEIGHTS)].to_numpy()
+    steps = f[C.EXIT_KIND] == "step"
+    # a step row's weights are one-hot at its T; a total row's are its checkpoint's q
+    assert np.array_equal(w[steps.to_numpy()].argmax(axis=1) + 1, f.loc[steps, C.T_STEP])
+    assert np.allclose(w[steps.to_numpy()].sum(axis=1), 1.0)
+    total = f[(f[C.EXIT_KIND] == "total") & (f[C.T_M] == 4)].iloc[0]
+    q = exit_probabilities(4)
+    assert np.allclose([total[c] for c in C.EXIT_WEIGHTS[:4]], q)
+    assert total[C.EXIT_ENTROPY] == pytest.approx(-np.sum(q * np.log(q)))
+    assert (f.loc[steps, C.EXIT_ENTROPY] == 0).all()
+    # the input is not modified, and the layout inverts
+    assert raw.equals(table())
+    back = as_step_table(f)
+    assert set(back[C.RUN]) == set(raw[C.RUN]) and not set(C.EXIT_WEIGHTS) & set(back)
+    assert bl.load(back).frame[list(C.EXIT_WEIGHTS)].equals(f[list(C.EXIT_WEIGHTS)])
+
+
+def test_latent_layout_marks_the_totals_and_their_allowed_steps():
+    f = bl.load(table().drop(columns="q")).frame
+    total = f[f[C.EXIT_KIND] == "total"]
+    assert (total[C.EXIT_LATENT] == 1).all() and (f.loc[f[C.EXIT_KIND] == "step",
+                                                      C.EXIT_LATENT] == 0).all()
+    allowed = total[list(C.EXIT_WEIGHTS)].sum(axis=1)
+    assert np.array_equal(allowed.to_numpy(), total[C.T_M].to_numpy())
+    assert C.EXIT_ENTROPY not in f.columns
+
+
+def test_totals_may_say_total_and_steps_alone_load():
+    raw = table()
+    raw[C.T_STEP] = raw[C.T_STEP].astype(object).where(raw[C.T_STEP].notna(), "total")
+    assert bl.load(raw).frame[C.EXIT_KIND].eq("total").sum() == 2 * 2 * 3
+    steps_only = bl.load(table(totals=False))
+    assert (steps_only.frame[C.EXIT_KIND] == "step").all()
+    assert C.EXIT_ENTROPY in steps_only.columns  # the logged-q law (no totals to link)
+
+
+def _row(raw: pd.DataFrame, run: str, D: float, T) -> int:
+    T_col = raw[C.T_STEP]
+    hit = (raw[C.RUN] == run) & (raw[C.D] == D) & (T_col.isna() if T is None else T_col == T)
+    return int(np.flatnonzero(hit.to_numpy())[0])
+
+
+def _set(raw, run, D, T, column, value):
+    out = raw.copy()
+    out[column] = out[column].astype(object)
+    out.iloc[_row(raw, run, D, T), out.columns.get_loc(column)] = value
+    return out
+
+
+@pytest.mark.parametrize(("mutate", "match"), [
+    (lambda r: _set(r, "N100M_T2", 2e9, 2.0, C.T_STEP, 3.0),
+     r"row 5 .*run 'N100M_T2'.* exit step T = 3 above its T_m = 2"),
+    (lambda r: _set(r, "N100M_T2", 2e9, 2.0, C.T_STEP, 1.5),
+     r"column 'T' must be an exit step .* row 5 .* has 1.5"),
+    (lambda r: _set(r, "N100M_T2", 2e9, 2.0, C.T_STEP, "two"),
+     r"column 'T' must be an exit step .* row 5 .* has 'two'"),
+    (lambda r: r.drop(index=_row(r, "N300M_T4", 4e9, 3.0)),
+     r"run 'N300M_T4' at D = 4e\+09 .* lacks exit step\(s\) \[3\] of its T_m = 4"),
+    (lambda r: _set(r, "N100M_T2", 1e9, 2.0, C.T_STEP, 1.0),
+     r"run 'N100M_T2' has several rows of exit step T = 1 at D = 1e\+09"),
+    (lambda r: _set(r, "N100M_T4", 2e9, 1.0, C.Q_EXIT, 0.5),
+     r"run 'N100M_T4' at D = 2e\+09 .*q sum to 1.4, not 1"),
+    (lambda r: _set(r, "N100M_T4", 2e9, 1.0, C.Q_EXIT, 1.5),
+     r"column 'q' must be an exit probability .* row \d+ .*run 'N100M_T4', T = 1.* 1.5"),
+    (lambda r: _set(r, "N100M_T4", 2e9, None, C.Q_EXIT, 0.3),
+     r"total-loss row of run 'N100M_T4' but has q = 0.3"),
+    (lambda r: r.assign(T_m=r[C.T_M].where(r[C.T_M] != 4, 16.0)),
+     r"T_m = 16; the step-wise laws take whole T_m up to 8"),
+    (lambda r: r.assign(entropy_weight=np.where(r[C.RUN] == "N300M_T4", 0.1, 0.05)),
+     r"'entropy_weight' has 0.05 in row 1 and 0.1 in row \d+ .*run 'N300M_T4'"),
+    (lambda r: r.assign(entropy_weight=-0.1), r"'entropy_weight' must be a number >= 0"),
+    (lambda r: r.drop(columns=C.T_M), r"has a 'T' column .* but no 'T_m' column"),
+    (lambda r: r.assign(schedule="cosine", horizon=1e10),
+     r"step-wise losses .* with a learning-rate schedule"),
+])
+def test_bad_step_tables_are_named(mutate, match, tmp_path):
+    path = tmp_path / "steps.csv"
+    mutate(table()).to_csv(path, index=False)
+    before = path.read_bytes()
+    with pytest.raises(DataError, match=match):
+        bl.load(path)
+    assert path.read_bytes() == before
+
+
+def test_a_total_needs_its_steps_when_q_is_logged():
+    raw = table()
+    drop = (raw[C.RUN] == "N100M_T2") & (raw[C.D] == 4e9) & raw[C.T_STEP].notna()
+    with pytest.raises(DataError, match=r"total loss of run 'N100M_T2' at D = 4e\+09 has no step "
+                                        r"rows .* drop the column 'q'"):
+        bl.load(raw[~drop])
+    # without q, the same totals load (a latent exit distribution)
+    assert bl.load(raw[~drop].drop(columns="q")).frame[C.EXIT_KIND].eq("total").any()
+
+
+def test_the_entropy_weight_fixes_beta_H_unless_the_user_says_otherwise():
+    data = bl.load(table().assign(entropy_weight=0.05))
+    assert fixed_by_data(data.frame) == {"beta_H": 0.05}
+    spec = resolve_spec(None, law=None, columns=data.columns, data_fixed=fixed_by_data(data.frame))
+    assert spec.law == "looped_steps" and spec.fixed["beta_H"] == 0.05
+    assert "beta_H" not in spec.free_params
+    mine = resolve_spec({"priors": {"beta_H": {"dist": "HalfNormal", "sigma": 0.2}}}, law=None,
+                        columns=data.columns, data_fixed=fixed_by_data(data.frame))
+    assert "beta_H" in mine.free_params and "beta_H" not in mine.fixed
+    assert fixed_by_data(bl.load(table()).frame) == {}

@@ -1,0 +1,89 @@
+"""The step-wise laws and their link to the total loss, against hand values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from bayeslaw import constants as C
+from bayeslaw.laws.functions import exit_distribution
+from bayeslaw.laws.registry import evaluate, get_law, law_for_columns
+
+REF = {"N": 3e8, "D": 1e9, "T": 4.0}
+THETA = {"E": 1.8, "a": 0.6, "alpha": 0.3, "b": 0.6, "beta": 0.55, "c": 0.2, "gamma": 0.6,
+         "t1": 0.0, "t2": 0.0, "t3": 0.0, "beta_H": 0.05, "lambda_q": 1.0}
+
+
+def hand_step(N: float, D: float, T: float, th=THETA) -> float:
+    """Ouro's step law, textbook form: E + A/N^alpha + B/D^beta + C/T^gamma."""
+    A = th["a"] * REF["N"] ** th["alpha"]
+    B = th["b"] * REF["D"] ** th["beta"]
+    Cc = th["c"] * REF["T"] ** th["gamma"]
+    return th["E"] + A / N ** th["alpha"] + B / D ** th["beta"] + Cc / T ** th["gamma"]
+
+
+def covariates(N, D, weights, entropy=0.0, latent=0.0):
+    w = np.zeros(C.MAX_EXIT_STEPS)
+    w[:len(weights)] = weights
+    cov = {"N": np.array([N]), "D": np.array([D]), C.EXIT_ENTROPY: np.array([entropy]),
+           C.EXIT_LATENT: np.array([latent])}
+    cov.update({c: np.array([w[k]]) for k, c in enumerate(C.EXIT_WEIGHTS)})
+    return cov
+
+
+@pytest.mark.parametrize("T", [1, 2, 3, 4, 8])
+def test_step_rows_are_the_step_law(T):
+    onehot = [0.0] * (T - 1) + [1.0]
+    for name in ("looped_steps", "looped_steps_latent"):
+        got = evaluate(get_law(name), covariates(2e8, 5e9, onehot), THETA, REF)[0]
+        assert got == pytest.approx(hand_step(2e8, 5e9, T), rel=1e-12)
+
+
+def test_total_row_is_the_q_weighted_sum_minus_the_entropy():
+    q = np.array([0.0004, 0.0855, 0.3793, 0.5348])  # Ouro's T_m = 4 exit distribution
+    H = -float(np.sum(q * np.log(q)))
+    hand = sum(qk * hand_step(2e8, 5e9, k + 1) for k, qk in enumerate(q)) - 0.05 * H
+    got = evaluate(get_law("looped_steps"), covariates(2e8, 5e9, q, entropy=H), THETA, REF)[0]
+    assert got == pytest.approx(hand, rel=1e-12)
+    # the entropy weight enters with its sign: a larger beta_H lowers the total
+    more = evaluate(get_law("looped_steps"), covariates(2e8, 5e9, q, entropy=H),
+                    {**THETA, "beta_H": 0.15}, REF)[0]
+    assert more == pytest.approx(got - 0.1 * H, rel=1e-12)
+
+
+@pytest.mark.parametrize(("T_m", "power"), [(2, 1.0), (4, 1.0), (4, -0.5), (8, 6.0)])
+def test_latent_total_uses_q_proportional_to_T_power(T_m, power):
+    q = np.arange(1, T_m + 1, dtype=float) ** power
+    q /= q.sum()
+    H = -float(np.sum(q * np.log(q)))
+    hand = sum(qk * hand_step(1e8, 2e9, k + 1) for k, qk in enumerate(q)) - 0.05 * H
+    theta = {**THETA, "lambda_q": power}
+    got = evaluate(get_law("looped_steps_latent"),
+                   covariates(1e8, 2e9, [1.0] * T_m, latent=1.0), theta, REF)[0]
+    assert got == pytest.approx(hand, rel=1e-10)
+
+
+def test_exit_distribution_is_a_masked_softmax_and_its_entropy():
+    z = [0.0, 1.0, -0.5, 2.0]
+    allowed = [1.0, 1.0, 1.0, 0.0]  # the fourth step is past T_m
+    q, H = exit_distribution(np, allowed, z)
+    e = np.exp(z[:3])
+    want = e / e.sum()
+    assert np.allclose(q[:3], want, rtol=1e-14) and q[3] == 0.0
+    assert H == pytest.approx(-float(np.sum(want * np.log(want))), rel=1e-14)
+    q1, H1 = exit_distribution(np, [0.0, 0.0, 1.0, 0.0], z)  # one allowed step: one-hot
+    assert q1[2] == pytest.approx(1.0) and abs(H1) < 1e-15
+
+
+def test_textbook_coefficients_and_default_laws():
+    law = get_law("looped_steps")
+    nat = law.natural(THETA, REF)
+    assert nat["C"] == pytest.approx(0.2 * 4.0 ** 0.6)
+    assert nat["A"] == pytest.approx(0.6 * 3e8 ** 0.3)
+    base = {"run", "N", "D", "T_m", "loss", *C.EXIT_WEIGHTS}
+    assert law_for_columns(base | {C.EXIT_ENTROPY}) == "looped_steps"
+    assert law_for_columns(base | {C.EXIT_LATENT}) == "looped_steps_latent"
+    assert law_for_columns({"run", "N", "D", "T_m", "loss"}) == "looped_total"
+    assert math.isclose(hand_step(3e8, 1e9, 4), 1.8 + 0.6 + 0.6 + 0.2)
