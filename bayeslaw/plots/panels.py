@@ -160,7 +160,7 @@ def mark_end_of_data(ax: Any, d_seen: float, scale: float = 1e9) -> None:
 
 
 def finish_axes(axes: np.ndarray, used: Sequence[tuple[int, int]], xscale: str,
-                xlabel: str = "tokens (billions)") -> None:
+                xlabel: str = "tokens (billions)", ylabel: str = "total loss") -> None:
     """Scales, grids and labels of a grid's ``used`` panels (row, column); the rest hidden.
 
     The loss label on the first column, ``xlabel`` and tick labels on each column's lowest
@@ -173,7 +173,7 @@ def finish_axes(axes: np.ndarray, used: Sequence[tuple[int, int]], xscale: str,
         axes[i, j].set_xscale(xscale)
         axes[i, j].grid(alpha=0.3, lw=0.5)
         if j == 0:
-            axes[i, j].set_ylabel("total loss")
+            axes[i, j].set_ylabel(ylabel)
     for j, i in bottom_row.items():
         axes[i, j].set_xlabel(xlabel)
         axes[i, j].xaxis.set_tick_params(labelbottom=True)

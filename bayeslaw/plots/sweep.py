@@ -211,6 +211,9 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     fig, axes = plt.subplots(nrow, ncol, figsize=(panel_size[0] * ncol, panel_size[1] * nrow),
                              sharex=True, sharey=True, squeeze=False)
     colour = _size_colours(n_levels) if any(len(ns) > 1 for *_, ns in panels) else None
+    steps = C.EXIT_KIND in frame.columns  # a step table: each exit step's curve, and the total
+    if steps:
+        colour, keys = _step_colours(runs)
     for i, j, t, ns in panels:
         ax = axes[i, j]
         sel = pred[C.N].isin(ns)
@@ -219,7 +222,8 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
         d_seen = 0.0
         for run in pd.unique(pred.loc[sel, C.RUN]):
             p = pred[sel & (pred[C.RUN] == run)]
-            c = None if colour is None else colour(float(p[C.N].iloc[0]))
+            c = (None if colour is None else
+                 colour(p[C.T_STEP].iloc[0]) if steps else colour(float(p[C.N].iloc[0])))
             d_seen = max(d_seen, draw_run(ax, p, frame[frame[C.RUN] == run], probs, c))
         if d_seen and extend_to and extend_to > d_seen:
             mark_end_of_data(ax, d_seen)
@@ -227,10 +231,12 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
         title += " (new)" if any(n in add_N for n in ns) else ""
         ax.set_title((f"T_m = {t:g}, " if has_T else "") + title, fontsize=9,
                      y=1.0)  # placed: matplotlib would measure the ticks to place it
-    finish_axes(axes, [(i, j) for i, j, *_ in panels], xscale)
+    finish_axes(axes, [(i, j) for i, j, *_ in panels], xscale,
+                ylabel="loss" if steps else "total loss")
     set_loss_range(axes[0, 0], frame, pred, ylim)
-    keys = None if colour is None else colour_keys(
-        colour, n_levels, lambda n: f"N = {size_label(n)}")
+    if not steps:
+        keys = None if colour is None else colour_keys(
+            colour, n_levels, lambda n: f"N = {size_label(n)}")
     title = bands_title(fit, probs, kind)
     if extend_to and extend_to > float(frame[C.D].max()):
         title += f"; forecast to {_tokens_text(extend_to)} tokens"
@@ -240,6 +246,24 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     finish_legend(fig, axes, probs, title, keys)
     fig.bayeslaw_prediction = pred
     return fig
+
+
+def _step_colours(runs: pd.DataFrame) -> tuple[Any, dict[str, Any]]:
+    """Each exit step's colour (plasma over T; the total black) and their legend keys."""
+    import matplotlib as mpl
+    from matplotlib.lines import Line2D
+
+    cmap = mpl.colormaps["plasma"]
+    top = max(float(runs[C.T_STEP].max()), 2.0)
+
+    def colour(T: float) -> Any:
+        return "k" if not np.isfinite(T) else cmap(0.85 * (T - 1.0) / (top - 1.0))
+
+    levels = sorted(float(t) for t in runs[C.T_STEP].dropna().unique())
+    keys = {f"T = {t:g}": Line2D([], [], color=colour(t), lw=2.5) for t in levels}
+    if runs[C.T_STEP].isna().any():
+        keys["total"] = Line2D([], [], color="k", lw=2.5)
+    return colour, keys
 
 
 def _size_colours(n_levels: Sequence[float]) -> Any:

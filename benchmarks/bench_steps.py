@@ -1,0 +1,171 @@
+"""Step-wise losses of a looped LM: recovery on the simulated sweep, and backtests against
+Ouro's least squares per T_m.
+
+Run from the repository root::
+
+    python benchmarks/bench_steps.py [--seed S] [--only recovery|backtest] [--out FILE]
+
+Data: ``bayeslaw.simulate.looped_step_sweep`` (the bundled sweep's sizes and depths, each run's
+loss at every exit step T = 1..T_m and its total, 30 checkpoints from 1e8 to 2e10 tokens,
+``q(T)`` proportional to T, entropy weight 0.05, per-curve Student-t noise of scale 0.01).
+
+Recovery: the default spec fitted with q logged (``looped_steps``) and with q latent
+(``looped_steps_latent``, the column ``q`` dropped); for every shared coefficient (and
+``lambda_q``) its posterior median and 90% interval beside the truth, and the fit's
+diagnostics.
+
+Backtests (q logged; scored on held-out points only): a step held out (T_m = 4: steps 1-3
+fitted, step 4 and the T_m = 4 totals left out of the fit, step 4 forecast), sizes held out
+(the two largest N: every curve of theirs forecast) and prefixes (the first 25 / 50 / 75% of
+every curve fitted, the rest forecast; step rows scored).  bayeslaw fits one joint model of
+every T_m (its default spec; held-out curves and sizes drawn from the population); the
+baseline is Ouro's procedure, the step law fitted by least squares separately for each T_m
+on its step rows (:func:`bayeslaw.evaluation.baseline.point_fit`: Huber on log loss, 64
+starts; no effects, ``beta_H`` fixed at 0 since steps carry no entropy term), with no
+uncertainty.  Scores: R^2 on the held-out points, R^2 the Ouro way (over every point of the
+forecast curves' T_m, fitted ones included), MAPE, and for bayeslaw the 50% / 90% predictive
+bands' coverage per curve (each curve's share of its held-out points inside; the mean and the
+Clopper-Pearson interval over curves).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from bench_figures import git_head  # the script's folder is on sys.path
+
+import bayeslaw as bl
+from bayeslaw import constants as C
+from bayeslaw.evaluation.baseline import point_fit
+from bayeslaw.evaluation.metrics import coverage_by_curve, mape, r2
+from bayeslaw.files import atomic_write_text
+from bayeslaw.simulate import looped_step_sweep
+
+SHARED = ("E", "a", "alpha", "b", "beta", "c", "gamma", "beta_H")
+
+
+def _fit(data: bl.LossData, seed: int, like: bl.LossData | None = None) -> bl.Fit:
+    return bl.fit(data, seed=seed, progress=False, like=like)
+
+
+def recovery(seed: int) -> list[str]:
+    lines = ["## Recovery on the simulated sweep", "",
+             "| q | coefficient | truth | median | 90% interval | inside |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    diag = []
+    for logged in (True, False):
+        table, truth = looped_step_sweep(q_logged=logged, seed=seed)
+        t0 = time.perf_counter()
+        fit = _fit(bl.load(table), seed)
+        seconds = time.perf_counter() - t0
+        names = [*SHARED, *(() if logged else ("lambda_q",))]
+        for name in names:
+            x = np.asarray(fit.idata.posterior[name]).ravel()
+            lo, med, hi = np.quantile(x, [0.05, 0.5, 0.95])
+            inside = lo <= truth.params[name] <= hi
+            lines.append(f"| {'logged' if logged else 'latent'} | {name} | "
+                         f"{truth.params[name]:.4g} | {med:.4g} | [{lo:.4g}, {hi:.4g}] | "
+                         f"{'yes' if inside else 'NO'} |")
+        diag.append(f"- q {'logged' if logged else 'latent'} ({fit.spec.law}): "
+                    f"{fit.diagnostics}; {seconds:.0f} s (compile included)")
+    return [*lines, "", *diag, ""]
+
+
+def _baseline(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
+    """Ouro's procedure: the step law by least squares per T_m, on that T_m's step rows."""
+    spec = bl.load_spec({"fixed": {"beta_H": 0.0}, "effects": []}, law="looped_steps")
+    pred = np.full(len(test), np.nan)
+    for t in sorted(test[C.T_M].unique()):
+        rows = (train[C.T_M] == t) & (train[C.EXIT_KIND] == "step")
+        part = bl.LossData(train[rows].reset_index(drop=True))
+        fit = point_fit(part, spec, seed=0)
+        at = (test[C.T_M] == t).to_numpy()
+        pred[at] = fit.predict(test[at])
+    return pred
+
+
+def _scores(name: str, method: str, y: np.ndarray, pred: np.ndarray, ouro: tuple, bands=None,
+            curves=None) -> str:
+    y_all, pred_all = ouro
+    cells = [name, method, str(len(y)), f"{r2(y, pred):.4f}", f"{r2(y_all, pred_all):.4f}",
+             f"{100 * mape(y, pred):.2f}%"]
+    for p in (0.5, 0.9):
+        if bands is None:
+            cells.append("-")
+            continue
+        cov = coverage_by_curve(y, *bands[p], curves, p)
+        cells.append(f"{cov.rate:.2f} [{cov.low:.2f}, {cov.high:.2f}]")
+    return "| " + " | ".join(cells) + " |"
+
+
+def backtests(seed: int) -> list[str]:
+    table, _ = looped_step_sweep(seed=seed)
+    data = bl.load(table)
+    f = data.frame
+    step = (f[C.EXIT_KIND] == "step").to_numpy()
+    big = sorted(f[C.N].unique())[-2:]
+    splits = {"step held out (T_m = 4, T = 4)":
+              ((f[C.T_M] == 4) & ((f[C.T_STEP] == 4) | (f[C.EXIT_KIND] == "total")),
+               (f[C.T_M] == 4) & (f[C.T_STEP] == 4)),
+              "sizes held out (two largest N)": (f[C.N].isin(big), f[C.N].isin(big) & step)}
+    position = f.groupby(C.RUN).cumcount() / f.groupby(C.RUN)[C.D].transform("size")
+    for share in (0.25, 0.5, 0.75):
+        splits[f"prefix {share:.0%}"] = (position >= share, (position >= share) & step)
+    lines = ["## Backtests of step-wise forecasts (q logged)", "",
+             "| split | method | held-out points | R^2 held out | R^2 Ouro's way (all points) "
+             "| MAPE | 50% band, per curve | 90% band, per curve |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    notes = []
+    for name, (out, scored) in splits.items():
+        out, scored = np.asarray(out, bool), np.asarray(scored, bool)
+        train = data.select(~out, f"bench_steps: {name} left out")
+        test = f[scored].reset_index(drop=True)
+        y = test[C.LOSS].to_numpy()
+        # Ouro's R^2 over every step point of the forecast curves' T_m, fitted ones included
+        every = (f[C.T_M].isin(test[C.T_M].unique()) & (f[C.EXIT_KIND] == "step")).to_numpy()
+        t0 = time.perf_counter()
+        fit = _fit(train, seed, like=data)
+        pred = bl.predict(fit, f[every | scored].reset_index(drop=True), seed=seed).table
+        seconds = time.perf_counter() - t0
+        mine = pred.iloc[np.flatnonzero(scored[every | scored])]
+        all_rows = pred.iloc[np.flatnonzero(every[every | scored])]
+        bands = {p: (mine[f"lower_{int(100 * p)}"].to_numpy(),
+                     mine[f"upper_{int(100 * p)}"].to_numpy()) for p in (0.5, 0.9)}
+        lines.append(_scores(name, "bayeslaw (joint, all T_m)", y, mine["median"].to_numpy(),
+                             (all_rows[C.LOSS].to_numpy(), all_rows["median"].to_numpy()),
+                             bands, test[C.RUN].to_numpy()))
+        ls_test = _baseline(train.frame, test)
+        ls_all = _baseline(train.frame, f[every].reset_index(drop=True))
+        lines.append(_scores(name, "least squares per T_m (Ouro)", y, ls_test,
+                             (f.loc[every, C.LOSS].to_numpy(), ls_all)))
+        notes.append(f"- {name}: bayeslaw {fit.diagnostics}; {seconds:.0f} s")
+    return [*lines, "", *notes, ""]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--only", choices=("recovery", "backtest"))
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    lines = ["# Step-wise losses: recovery and backtests", "",
+             "Command: `python benchmarks/bench_steps.py " + " ".join(sys.argv[1:]) + "`",
+             f"Commit: {git_head(Path.cwd())}; date: {time.strftime('%Y-%m-%d')}", ""]
+    if args.only != "backtest":
+        lines += recovery(args.seed)
+    if args.only != "recovery":
+        lines += backtests(args.seed)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        atomic_write_text(args.out, text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
