@@ -55,6 +55,9 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "load_parscale": ("data.public", "load_parscale"),
     "load_spec": ("spec.catalog", "load_spec"),
     "loss_at": ("posterior.derived", "loss_at"),
+    "step_gain": ("posterior.derived", "step_gain"),
+    "total_loss": ("posterior.derived", "total_loss"),
+    "exit_columns": ("data.steps", "exit_columns"),
     "LossData": ("data.table", "LossData"),
     "log_density": ("posterior.noise", "predictive_log_density"),
     "ModelSpec": ("spec.model_spec", "ModelSpec"),
@@ -105,6 +108,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazily above
     from . import simulate, testing
     from .data.public import load_chinchilla, load_colpret, load_misfitting, load_parscale
+    from .data.steps import exit_columns
     from .data.table import LossData, load
     from .errors import (
         ApproximationWarning,
@@ -135,7 +139,15 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
     from .plots.figures import plot_backtest, plot_final_losses, plot_group_effects, plot_residuals
     from .plots.panels import plateau_ylim
     from .plots.sweep import plot_grid
-    from .posterior.derived import Derived, best_T_m, best_T_m_at_budget, compute_optimal, loss_at
+    from .posterior.derived import (
+        Derived,
+        best_T_m,
+        best_T_m_at_budget,
+        compute_optimal,
+        loss_at,
+        step_gain,
+        total_loss,
+    )
     from .posterior.diagnosis import Diagnosis
     from .posterior.diagnostics import Diagnostics, Thresholds
     from .posterior.noise import predictive_log_density as log_density
@@ -206,6 +218,7 @@ __all__ = [
     "load_spec",
     "log_density",
     "loss_at",
+    "exit_columns",
     "parse_split",
     "plot_backtest",
     "plot_final_losses",
@@ -216,7 +229,9 @@ __all__ = [
     "recalibration",
     "sample_prior_predictive",
     "simulate",
+    "step_gain",
     "testing",
+    "total_loss",
     "widening",
     "write_fit_outputs",
     "write_grid_figures",

@@ -27,6 +27,8 @@ row's one-hot step, a total row's q or, where q is latent, the steps it may exit
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -90,6 +92,50 @@ def curves_of_steps(frame: pd.DataFrame, where: str, notes: list[str]) -> pd.Dat
     notes.append(f"step table: {int((~total).sum())} step rows and {int(total.sum())} total "
                  "rows laid out as curves <run>/T<T> and <run>/total")
     return out
+
+
+def exit_columns(T_m: float, *, T: float | None = None, q: Any = None,
+                 latent: bool = False) -> dict[str, float]:
+    """The exit columns of one point of a step law: exit step ``T``, or the total.
+
+    ``T`` gives the loss of exiting at step ``T`` (one-hot); without it the point is the
+    total loss at ``T_m``: under the exit distribution ``q`` (``T_m`` probabilities summing to
+    1), or, with ``latent=True`` (``looped_steps_latent``), under the fit's latent one.
+
+    Raises
+    ------
+    ArgumentError
+        For a ``T`` outside ``1..T_m``, a ``q`` of the wrong length or not summing to 1, or a
+        total of the logged-q law without ``q``.
+    """
+    from ..errors import ArgumentError
+
+    if not (float(T_m) == int(T_m) and 1 <= int(T_m) <= C.MAX_EXIT_STEPS):
+        raise ArgumentError(f"T_m must be a whole number of steps 1..{C.MAX_EXIT_STEPS}, "
+                            f"got {T_m!r}")
+    t_m = int(T_m)
+    w = np.zeros(C.MAX_EXIT_STEPS)
+    out: dict[str, float] = {}
+    if T is not None:
+        if not (float(T) == int(T) and 1 <= int(T) <= t_m):
+            raise ArgumentError(f"exit step T must be one of 1..{t_m} (T_m = {t_m}), got {T!r}")
+        w[int(T) - 1] = 1.0
+        out[C.EXIT_ENTROPY] = out[C.EXIT_LATENT] = 0.0
+    elif q is not None:
+        q = np.asarray(q, dtype=float)
+        if q.shape != (t_m,) or (q < 0).any() or abs(q.sum() - 1.0) > Q_SUM_TOLERANCE:
+            raise ArgumentError(f"q must be {t_m} exit probabilities (one per step of T_m = "
+                                f"{t_m}) summing to 1, got {q.tolist()}")
+        w[:t_m] = q / q.sum()
+        nz = w[w > 0]
+        out[C.EXIT_ENTROPY], out[C.EXIT_LATENT] = float(-np.sum(nz * np.log(nz))), 0.0
+    elif latent:
+        w[:t_m] = 1.0
+        out[C.EXIT_ENTROPY], out[C.EXIT_LATENT] = 0.0, 1.0
+    else:
+        raise ArgumentError("the total loss of law 'looped_steps' needs its exit distribution: "
+                            "give q (one probability per step up to T_m)")
+    return {**dict(zip(C.EXIT_WEIGHTS, w.tolist(), strict=True)), **out}
 
 
 #: The columns :func:`curves_of_steps` adds (``run`` it renames).

@@ -8,7 +8,15 @@ matplotlib; may import :mod:`bayeslaw.model` (not its graph), :mod:`bayeslaw.spe
 
 from __future__ import annotations
 
-from .derived import Derived, best_T_m, best_T_m_at_budget, compute_optimal, loss_at
+from .derived import (
+    Derived,
+    best_T_m,
+    best_T_m_at_budget,
+    compute_optimal,
+    loss_at,
+    step_gain,
+    total_loss,
+)
 from .diagnosis import Diagnosis
 from .diagnostics import Diagnostics, Thresholds
 from .draws import Posterior
@@ -34,4 +42,6 @@ __all__ = [
     "predict",
     "predictive_log_density",
     "prediction_grid",
+    "step_gain",
+    "total_loss",
 ]

@@ -24,8 +24,9 @@ import pandas as pd
 
 from .. import constants as C
 from ..data.schedules import SCHEDULE, TERM_COLUMNS
+from ..data.steps import exit_columns
 from ..errors import ArgumentError, SpecError
-from ..laws.registry import takes_T_m
+from ..laws.registry import STEP_LAWS, takes_T_m
 from .draws import mean_draws, typical_parameters
 from .prediction import band_tag, predict
 
@@ -141,6 +142,10 @@ def _points(fit: Fit, N: Any, D: Any, T_m: Any,
         if name in (C.N, C.D, C.T_M):
             raise ArgumentError(f"columns must not repeat {name!r}: it is an argument of its own")
         table[name] = value
+    if law.name in STEP_LAWS and C.EXIT_WEIGHTS[0] not in table.columns:
+        # a step law's point is the total at its T_m unless columns say otherwise
+        rows = [exit_columns(t, latent=law.name == "looped_steps_latent") for t in table[C.T_M]]
+        table = table.assign(**pd.DataFrame(rows, index=table.index))
     return runs_end_at_D(law, table)
 
 
@@ -326,7 +331,7 @@ def _best_of(name: str, fit: Fit, table: pd.DataFrame, candidates: Sequence[floa
 
 
 def _candidates(fit: Fit, candidates: Sequence[float]) -> list[float]:
-    if C.T_M not in fit.spec.law_obj.covariates:
+    if not takes_T_m(fit.spec.law_obj):
         raise SpecError(f"law {fit.spec.law!r} has no T_m term")
     values = [float(t) for t in candidates]
     if len(values) < 2 or len(set(values)) != len(values) or min(values) <= 0:
@@ -337,7 +342,7 @@ def _candidates(fit: Fit, candidates: Sequence[float]) -> list[float]:
 
 def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 4, 8, 16), *,
              columns: Mapping[str, Any] | None = None, kind: str = "epistemic",
-             seed: int = 0) -> Derived:
+             seed: int = 0, q: Mapping[float, Sequence[float]] | None = None) -> Derived:
     """Which recurrent depth gives the lowest loss at ``(N, D)``, per posterior draw.
 
     Parameters
@@ -354,6 +359,10 @@ def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 
         Compare the law's values (default) or new observed losses.
     seed : int
         Seed of the draws of new levels (and noise).
+    q : mapping, optional
+        A step law's exit distribution at each candidate depth (``{4: [0.1, 0.2, 0.3, 0.4],
+        ...}``): the total loss compared is under it.  Required by ``looped_steps`` (its
+        q is data); ``looped_steps_latent`` uses its latent ``q`` by default.
 
     Returns
     -------
@@ -362,9 +371,74 @@ def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 
         (summing to 1) that each candidate has the lowest loss.
     """
     values = _candidates(fit, candidates)
+    if q is not None:
+        if fit.spec.law == "looped_steps_latent":
+            raise ArgumentError("law 'looped_steps_latent' compares depths under its latent "
+                                "exit distribution; q is for 'looped_steps' (or compare "
+                                "bayeslaw.total_loss(..., q=...) draws)")
+        rows = [exit_columns(t, q=_q_at(q, t)) for t in values]
+        columns = {**(columns or {}), **pd.DataFrame(rows).to_dict("list")}
     table = _points(fit, np.full(len(values), float(N)), float(D), values, columns)
     return _best_of("best_T_m", fit, table, values, kind, seed,
                     f"at N = {N:.3g}, D = {D:.3g}{columns_text(columns)}")
+
+
+def _q_at(q: Mapping[float, Sequence[float]], T_m: float) -> Sequence[float]:
+    """The exit distribution given for depth ``T_m``."""
+    for key, value in q.items():
+        if float(key) == T_m:
+            return value
+    raise ArgumentError(f"q gives no exit distribution for T_m = {T_m:g}; it has "
+                        f"{sorted(float(k) for k in q)}")
+
+
+def step_gain(fit: Fit, N: float, D: float, T_m: float, T: int, *, seed: int = 0) -> Derived:
+    """What one more recurrent step buys: ``L_step(T) - L_step(T + 1)`` at ``(N, D, T_m)``.
+
+    A step law's (``looped_steps``, ``looped_steps_latent``) epistemic draws: positive where
+    exiting one step later lowers the loss.  ``T + 1`` must be at most ``T_m``.
+    """
+    if fit.spec.law not in STEP_LAWS:
+        raise SpecError(f"step_gain needs a step law ({', '.join(sorted(STEP_LAWS))}); the "
+                        f"fit's is {fit.spec.law!r}")
+    rows = pd.DataFrame([exit_columns(T_m, T=T), exit_columns(T_m, T=T + 1)])
+    table = _points(fit, np.full(2, float(N)), float(D), float(T_m), rows.to_dict("list"))
+    draws = mean_draws(fit, table, np.random.default_rng(seed))
+    return Derived("step_gain", draws[:, 0] - draws[:, 1],
+                   f"Loss of exiting at step {T} minus at step {T + 1} at N = {N:.3g}, "
+                   f"D = {D:.3g}, T_m = {T_m:g} (the law's value; new levels drawn from the "
+                   "population).")
+
+
+def total_loss(fit: Fit, N: float, D: float, T_m: float, *, q: Sequence[float] | None = None,
+               seed: int = 0) -> Derived:
+    """A step law's total loss at ``(N, D, T_m)``, a new depth or a new exit distribution.
+
+    ``sum_T q(T) L_step(T) - beta_H H(q)`` per posterior draw (epistemic), from the draws of
+    each step's loss, under ``q`` (one probability per step up to ``T_m``) or, for
+    ``looped_steps_latent`` without ``q``, its latent exit distribution.
+    """
+    if fit.spec.law not in STEP_LAWS:
+        raise SpecError(f"total_loss needs a step law ({', '.join(sorted(STEP_LAWS))}); the "
+                        f"fit's is {fit.spec.law!r}: use loss_at")
+    latent = fit.spec.law == "looped_steps_latent"
+    cols = exit_columns(T_m, q=q, latent=latent)  # checks q (or that the law has a latent one)
+    rng = np.random.default_rng(seed)
+    if q is None:  # the latent law's own total row
+        draws = mean_draws(fit, _points(fit, float(N), float(D), float(T_m), cols), rng)[:, 0]
+    else:
+        t_m = int(T_m)
+        rows = pd.DataFrame([exit_columns(T_m, T=k) for k in range(1, t_m + 1)])
+        steps = mean_draws(fit, _points(fit, np.full(t_m, float(N)), float(D), float(T_m),
+                                        rows.to_dict("list")), rng)
+        weights = np.array([cols[c] for c in C.EXIT_WEIGHTS[:t_m]])
+        beta_H = (fit.draws("beta_H") if "beta_H" in fit.spec.free_params
+                  else float(fit.spec.fixed["beta_H"]))
+        draws = steps @ weights - beta_H * cols[C.EXIT_ENTROPY]
+    under = "the given q" if q is not None else "the latent exit distribution"
+    return Derived("total_loss", draws,
+                   f"Total loss at N = {N:.3g}, D = {D:.3g}, T_m = {T_m:g} under {under} "
+                   "(the law's value; new levels drawn from the population).")
 
 
 def best_T_m_at_budget(fit: Fit, N: float, budget: float,

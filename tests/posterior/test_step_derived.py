@@ -1,0 +1,84 @@
+"""A step law's derived quantities (step gain, total loss, best T_m) against the draws by hand.
+
+The fits are prior draws of the step laws' default specs without effects (no sampling), so
+every draw's coefficients are the law's own and the quantities follow in closed form.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bayeslaw as bl
+from bayeslaw.errors import ArgumentError, SpecError
+from bayeslaw.simulate import looped_step_sweep
+
+from ..conftest import prior_fit
+
+N, D = 2e9, 3e10
+
+
+@pytest.fixture(scope="module")
+def fits():
+    out = {}
+    for law, logged in (("looped_steps", True), ("looped_steps_latent", False)):
+        frame, _ = looped_step_sweep(q_logged=logged, N=(1e8, 3e8, 1e9), T_m=(2, 4),
+                                     D=tuple(np.geomspace(1e8, 2e10, 5)), seed=2)
+        spec = bl.load_spec({"effects": []}, law=law)
+        out[law] = prior_fit(spec, bl.load(frame), seed=3, draws=20)
+    return out
+
+
+def step_by_hand(fit, T):
+    """Every draw's step loss at (N, D, T): Ouro's law from the draws' coefficients."""
+    d = {k: fit.draws(k) for k in ("E", "a", "alpha", "b", "beta", "c", "gamma")}
+    ref = fit.spec.reference
+    return (d["E"] + d["a"] * (N / ref["N"]) ** -d["alpha"] + d["b"] * (D / ref["D"]) ** -d["beta"]
+            + d["c"] * (T / ref["T"]) ** -d["gamma"])
+
+
+@pytest.mark.parametrize("law", ["looped_steps", "looped_steps_latent"])
+def test_step_gain_is_the_difference_of_two_steps(fits, law):
+    fit = fits[law]
+    gain = bl.step_gain(fit, N, D, 8, 3).draws
+    np.testing.assert_allclose(gain, step_by_hand(fit, 3) - step_by_hand(fit, 4), rtol=1e-10)
+    with pytest.raises(ArgumentError, match="exit step T must be one of 1..4"):
+        bl.step_gain(fit, N, D, 4, 4)  # T + 1 = 5 is past T_m
+
+
+def test_total_loss_under_a_given_q_and_under_the_latent_q(fits):
+    q = np.array([0.1, 0.2, 0.3, 0.4])
+    H = -np.sum(q * np.log(q))
+    for _law, fit in fits.items():
+        beta_H = fit.draws("beta_H")
+        hand = sum(qk * step_by_hand(fit, k + 1) for k, qk in enumerate(q)) - beta_H * H
+        np.testing.assert_allclose(bl.total_loss(fit, N, D, 4, q=q).draws, hand, rtol=1e-10)
+    latent = fits["looped_steps_latent"]
+    lam = latent.draws("lambda_q")
+    w = np.arange(1, 7, dtype=float)[None, :] ** lam[:, None]  # a new depth, T_m = 6
+    qd = w / w.sum(axis=1, keepdims=True)
+    hand = (sum(qd[:, k] * step_by_hand(latent, k + 1) for k in range(6))
+            + latent.draws("beta_H") * np.sum(qd * np.log(qd), axis=1))
+    np.testing.assert_allclose(bl.total_loss(latent, N, D, 6).draws, hand, rtol=1e-10)
+    with pytest.raises(ArgumentError, match="needs its exit distribution: give q"):
+        bl.total_loss(fits["looped_steps"], N, D, 4)
+    with pytest.raises(ArgumentError, match="q must be 4 exit probabilities"):
+        bl.total_loss(fits["looped_steps"], N, D, 4, q=[0.5, 0.5])
+
+
+def test_best_T_m_compares_the_totals(fits):
+    fit = fits["looped_steps"]
+    q = {2: [0.5, 0.5], 4: [0.25] * 4, 8: [0.125] * 8}
+    best = bl.best_T_m(fit, N, D, candidates=(2, 4, 8), q=q)
+    totals = np.stack([bl.total_loss(fit, N, D, t, q=q[t]).draws for t in (2, 4, 8)], axis=1)
+    for i, t in enumerate((2, 4, 8)):
+        np.testing.assert_allclose(best.draws[f"T_m={t}"], totals[:, i], rtol=1e-10)
+    p = best.columns["p_best"]
+    assert sum(p.values()) == pytest.approx(1.0)
+    assert p["T_m=8"] == pytest.approx(np.mean(totals.argmin(axis=1) == 2))
+    with pytest.raises(ArgumentError, match="q gives no exit distribution for T_m = 16"):
+        bl.best_T_m(fit, N, D, candidates=(8, 16), q=q)
+    with pytest.raises(SpecError, match="step_gain needs a step law"):
+        bl.step_gain(prior_fit(bl.load_spec(law="chinchilla"),
+                               bl.load(bl.simulate.looped_sweep(points=4, T_m=(2,))[0]
+                                       .drop(columns="T_m")), seed=1, draws=2), N, D, 4, 1)
