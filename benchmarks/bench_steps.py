@@ -4,6 +4,7 @@ Ouro's least squares per T_m.
 Run from the repository root::
 
     python benchmarks/bench_steps.py [--seed S] [--only recovery|backtest] [--out FILE]
+        [--figure PNG]
 
 Data: ``bayeslaw.simulate.looped_step_sweep`` (the bundled sweep's sizes and depths, each run's
 loss at every exit step T = 1..T_m and its total, 30 checkpoints from 1e8 to 2e10 tokens,
@@ -53,7 +54,7 @@ def _fit(data: bl.LossData, seed: int, like: bl.LossData | None = None) -> bl.Fi
     return bl.fit(data, seed=seed, progress=False, like=like)
 
 
-def recovery(seed: int) -> list[str]:
+def recovery(seed: int, figure: Path | None = None) -> list[str]:
     lines = ["## Recovery on the simulated sweep", "",
              "| q | coefficient | truth | median | 90% interval | inside |",
              "| --- | --- | --- | --- | --- | --- |"]
@@ -73,6 +74,14 @@ def recovery(seed: int) -> list[str]:
                          f"{'yes' if inside else 'NO'} |")
         diag.append(f"- q {'logged' if logged else 'latent'} ({fit.spec.law}): "
                     f"{fit.diagnostics}; {seconds:.0f} s (compile included)")
+        if logged and figure is not None:  # the grid figure of the q-logged fit
+            import matplotlib
+
+            matplotlib.use("Agg")
+            from bayeslaw.report.folders import save_figure
+
+            save_figure(bl.plot_grid(fit, seed=seed), figure, tight=False)
+            diag.append(f"- grid figure of the q-logged fit: `{figure}`")
     return [*lines, "", *diag, ""]
 
 
@@ -152,12 +161,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", choices=("recovery", "backtest"))
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--figure", type=Path, help="save the q-logged fit's grid figure here")
     args = parser.parse_args(argv)
     lines = ["# Step-wise losses: recovery and backtests", "",
              "Command: `python benchmarks/bench_steps.py " + " ".join(sys.argv[1:]) + "`",
              f"Commit: {git_head(Path.cwd())}; date: {time.strftime('%Y-%m-%d')}", ""]
     if args.only != "backtest":
-        lines += recovery(args.seed)
+        lines += recovery(args.seed, args.figure)
     if args.only != "recovery":
         lines += backtests(args.seed)
     text = "\n".join(lines) + "\n"
