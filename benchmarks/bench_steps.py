@@ -3,7 +3,7 @@ Ouro's least squares per T_m.
 
 Run from the repository root::
 
-    python benchmarks/bench_steps.py [--seed S] [--only recovery|backtest] [--out FILE]
+    python benchmarks/bench_steps.py [--seed S] [--only recovery|backtest|link] [--out FILE]
         [--figure PNG]
 
 Data: ``bayeslaw.simulate.looped_step_sweep`` (the bundled sweep's sizes and depths, each run's
@@ -14,6 +14,10 @@ Recovery: the default spec fitted with q logged (``looped_steps``) and with q la
 (``looped_steps_latent``, the column ``q`` dropped); for every shared coefficient (and
 ``lambda_q``) its posterior median and 90% interval beside the truth, and the fit's
 diagnostics.
+
+The link (``--only link``): every third checkpoint's total left out of the fit (its step rows
+kept) and forecast through the link, with q logged and latent: R^2, MAPE and the 50% / 90%
+bands' coverage per total curve.
 
 Backtests (q logged; scored on held-out points only): a step held out (T_m = 4: steps 1-3
 fitted, step 4 and the T_m = 4 totals left out of the fit, step 4 forecast), sizes held out
@@ -156,20 +160,54 @@ def backtests(seed: int) -> list[str]:
     return [*lines, "", *notes, ""]
 
 
+def link(seed: int) -> list[str]:
+    """The link on held-out checkpoints: every third checkpoint's total left out and forecast."""
+    lines = ["## The link on held-out checkpoints", "",
+             "| q | held-out totals | R^2 | MAPE | 50% band, per curve | 90% band, per curve |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    notes = []
+    for logged in (True, False):
+        table, _ = looped_step_sweep(q_logged=logged, seed=seed)
+        data = bl.load(table)
+        f = data.frame
+        checkpoint = f.groupby(C.RUN).cumcount().to_numpy()
+        out = ((f[C.EXIT_KIND] == "total").to_numpy() & (checkpoint % 3 == 1))
+        train = data.select(~out, "bench_steps: every third checkpoint's total left out")
+        t0 = time.perf_counter()
+        fit = _fit(train, seed, like=data)
+        test = f[out].reset_index(drop=True)
+        pred = bl.predict(fit, test, seed=seed).table
+        seconds = time.perf_counter() - t0
+        y, med = test[C.LOSS].to_numpy(), pred["median"].to_numpy()
+        cells = ["logged" if logged else "latent", str(len(y)), f"{r2(y, med):.4f}",
+                 f"{100 * mape(y, med):.2f}%"]
+        for p in (0.5, 0.9):
+            tag = int(100 * p)
+            cov = coverage_by_curve(y, pred[f"lower_{tag}"].to_numpy(),
+                                    pred[f"upper_{tag}"].to_numpy(), test[C.RUN].to_numpy(), p)
+            cells.append(f"{cov.rate:.2f} [{cov.low:.2f}, {cov.high:.2f}]")
+        lines.append("| " + " | ".join(cells) + " |")
+        notes.append(f"- q {'logged' if logged else 'latent'}: {fit.diagnostics}; "
+                     f"{seconds:.0f} s")
+    return [*lines, "", *notes, ""]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--only", choices=("recovery", "backtest"))
+    parser.add_argument("--only", choices=("recovery", "backtest", "link"))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--figure", type=Path, help="save the q-logged fit's grid figure here")
     args = parser.parse_args(argv)
     lines = ["# Step-wise losses: recovery and backtests", "",
              "Command: `python benchmarks/bench_steps.py " + " ".join(sys.argv[1:]) + "`",
              f"Commit: {git_head(Path.cwd())}; date: {time.strftime('%Y-%m-%d')}", ""]
-    if args.only != "backtest":
+    if args.only in (None, "recovery"):
         lines += recovery(args.seed, args.figure)
-    if args.only != "recovery":
+    if args.only in (None, "backtest"):
         lines += backtests(args.seed)
+    if args.only in (None, "link"):
+        lines += link(args.seed)
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
