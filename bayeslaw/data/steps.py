@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 from .. import constants as C
-from ..errors import DataError, plain
+from ..errors import ArgumentError, DataError, plain
+from .validation import check_run_levels
 
 #: How far a checkpoint's logged q may sum from 1 (logs round to 3-4 digits).
 Q_SUM_TOLERANCE = 1e-3
@@ -58,6 +59,7 @@ def curves_of_steps(frame: pd.DataFrame, where: str, notes: list[str]) -> pd.Dat
             raise DataError(f"{where} has a 'T' column (exit steps) but no {col!r} column: a "
                             f"table of step-wise losses needs run, N, D, T_m, T and loss")
     frame = frame.reset_index(drop=True)
+    check_run_levels(frame, where)  # before each run becomes several curves
     total, step = _exit_steps(frame, where)
     _check_steps(frame, step, total, where)
     has_q = C.Q_EXIT in frame.columns
@@ -108,11 +110,12 @@ def exit_columns(T_m: float, *, T: float | None = None, q: Any = None,
         For a ``T`` outside ``1..T_m``, a ``q`` of the wrong length or not summing to 1, or a
         total of the logged-q law without ``q``.
     """
-    from ..errors import ArgumentError
-
-    if not (float(T_m) == int(T_m) and 1 <= int(T_m) <= C.MAX_EXIT_STEPS):
+    if not (np.isfinite(float(T_m)) and float(T_m) == int(T_m)
+            and 1 <= int(T_m) <= C.MAX_EXIT_STEPS):
         raise ArgumentError(f"T_m must be a whole number of steps 1..{C.MAX_EXIT_STEPS}, "
                             f"got {T_m!r}")
+    if T is not None and q is not None:
+        raise ArgumentError("give T (one exit step's loss) or q (the total under q), not both")
     t_m = int(T_m)
     w = np.zeros(C.MAX_EXIT_STEPS)
     out: dict[str, float] = {}
@@ -123,7 +126,8 @@ def exit_columns(T_m: float, *, T: float | None = None, q: Any = None,
         out[C.EXIT_ENTROPY] = out[C.EXIT_LATENT] = 0.0
     elif q is not None:
         q = np.asarray(q, dtype=float)
-        if q.shape != (t_m,) or (q < 0).any() or abs(q.sum() - 1.0) > Q_SUM_TOLERANCE:
+        if (q.shape != (t_m,) or not np.isfinite(q).all() or (q < 0).any()
+                or abs(q.sum() - 1.0) > Q_SUM_TOLERANCE):
             raise ArgumentError(f"q must be {t_m} exit probabilities (one per step of T_m = "
                                 f"{t_m}) summing to 1, got {q.tolist()}")
         w[:t_m] = q / q.sum()
@@ -136,6 +140,36 @@ def exit_columns(T_m: float, *, T: float | None = None, q: Any = None,
         raise ArgumentError("the total loss of law 'looped_steps' needs its exit distribution: "
                             "give q (one probability per step up to T_m)")
     return {**dict(zip(C.EXIT_WEIGHTS, w.tolist(), strict=True)), **out}
+
+
+def check_exit_columns(law: str, points: pd.DataFrame) -> None:
+    """Refuse points whose exit columns the step law ``law`` would read wrongly.
+
+    ``looped_steps`` reads the weights as an exit distribution (summing to 1; a total's
+    entropy in ``exit_H``); ``looped_steps_latent`` reads them as the steps a point may exit
+    at (0 or 1; ``exit_latent`` 1 on a total), so a given q cannot be passed to it as
+    columns: :func:`bayeslaw.total_loss` takes one.
+    """
+    if law not in ("looped_steps", "looped_steps_latent") or not set(C.EXIT_WEIGHTS) <= set(
+            points.columns):
+        return
+    w = points[list(C.EXIT_WEIGHTS)].to_numpy(float)
+    if law == "looped_steps":
+        latent = (points[C.EXIT_LATENT].to_numpy(float) != 0 if C.EXIT_LATENT in points
+                  else np.zeros(len(points), bool))
+        bad = latent | (np.abs(w.sum(axis=1) - 1.0) > Q_SUM_TOLERANCE)
+        what = ("law 'looped_steps' reads a point's exit weights as its exit distribution "
+                "(one-hot at a step, or a total's q summing to 1); build them with "
+                "bayeslaw.exit_columns(T_m, T=...) or (T_m, q=...)")
+    else:
+        bad = ~np.isin(w, (0.0, 1.0)).all(axis=1)
+        what = ("law 'looped_steps_latent' takes a total's exit distribution from its own "
+                "lambda_q: a point's weights mark the steps it may exit at (0 or 1); for a "
+                "total under another q use bayeslaw.total_loss(fit, ..., q=...)")
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ArgumentError(f"point {i + 1} has exit weights {np.round(w[i], 4).tolist()}: "
+                            f"{what}")
 
 
 #: The columns :func:`curves_of_steps` adds (``run`` it renames).
@@ -164,6 +198,11 @@ def fixed_by_data(frame: pd.DataFrame) -> dict[str, float]:
 def _exit_steps(frame: pd.DataFrame, where: str) -> tuple[np.ndarray, np.ndarray]:
     """Which rows are totals, and each step row's ``T`` (nan on totals)."""
     raw = frame[C.T_STEP]
+    booleans = raw.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy(bool)
+    if booleans.any():
+        i = int(np.flatnonzero(booleans)[0])
+        raise DataError(f"column 'T' must be an exit step 1, 2, ...; row {i + 1} of {where} has "
+                        f"{plain(raw.iloc[i])} (true / false is not a step)")
     total = raw.isna().to_numpy() | raw.map(
         lambda v: isinstance(v, str) and v.strip().lower() in TOTAL_WORDS).to_numpy(bool)
     step = pd.to_numeric(raw.where(~total), errors="coerce").to_numpy(float)

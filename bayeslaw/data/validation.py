@@ -160,14 +160,7 @@ def check_runs(frame: pd.DataFrame, where: str) -> None:
         raise DataError(f"run {frame[C.RUN].iloc[row]!r} has several rows with D = "
                         f"{frame[C.D].iloc[row]:g} (first at row {row + 1} of {where}); "
                         "keep one row per (run, D), e.g. average repeated evaluations")
-    for col in RUN_LEVEL:
-        if col in frame.columns:
-            changing = frame.groupby(C.RUN, sort=False)[col].nunique() > 1
-            if changing.any():
-                run = changing[changing].index[0]
-                vals = [float(v) for v in sorted(frame.loc[frame[C.RUN] == run, col].unique())[:4]]
-                raise DataError(f"run {run!r} has several {col} values along its curve "
-                                f"({vals}); each run must have one {col}: split it into runs")
+    check_run_levels(frame, where)
     if has_D and C.HORIZON in frame.columns:
         past = (frame[C.D] > frame[C.HORIZON] * (1 + 1e-9)).to_numpy()
         if past.any():
@@ -175,6 +168,22 @@ def check_runs(frame: pd.DataFrame, where: str) -> None:
             raise DataError(f"row {row + 1} of {where} has D = {frame[C.D].iloc[row]:g} past "
                             f"its run's horizon {frame[C.HORIZON].iloc[row]:g}; 'horizon' is "
                             "the run's planned tokens (where its learning-rate schedule ends)")
+
+
+def check_run_levels(frame: pd.DataFrame, where: str) -> None:
+    """One value per run of each run-level column (:data:`RUN_LEVEL`), naming run and row."""
+    for col in RUN_LEVEL:
+        if col in frame.columns:
+            changing = frame.groupby(C.RUN, sort=False)[col].nunique() > 1
+            if changing.any():
+                run = changing[changing].index[0]
+                rows = frame[C.RUN].to_numpy() == run
+                vals = [float(v) for v in sorted(frame.loc[rows, col].unique())[:4]]
+                first = frame.loc[rows, col].to_numpy()
+                row = int(np.flatnonzero(rows)[int(np.argmax(first != first[0]))])
+                raise DataError(f"run {run!r} has several {col} values along its curve "
+                                f"({vals}; row {row + 1} of {where} differs from its first); "
+                                f"each run must have one {col}: split it into runs")
 
 
 def scale_tokens(frame: pd.DataFrame, where: str, tokens_per_step: float | None,

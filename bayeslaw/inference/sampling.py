@@ -23,6 +23,7 @@ from ..data.table import LossData
 from ..errors import (
     ArgumentError,
     BayeslawError,
+    BayeslawWarning,
     ConvergenceError,
     DataError,
     SpecError,
@@ -156,9 +157,22 @@ def _sample_pymc(plan: Plan, data: LossData, settings: SamplerSettings, seed: in
 
 
 def _resolved(spec: Any, law: str | None, data: LossData) -> ModelSpec:
-    """The spec to fit ``data`` with (a step table's entropy weight fixes ``beta_H``)."""
-    return resolve_spec(spec, law=law, columns=data.columns,
-                        data_fixed=fixed_by_data(data.frame))
+    """The spec to fit ``data`` with (a step table's entropy weight fixes ``beta_H``).
+
+    A ``ModelSpec`` is taken as given: where it leaves free, or fixes otherwise, a value the
+    data fix, a warning says so.
+    """
+    known = fixed_by_data(data.frame)
+    out = resolve_spec(spec, law=law, columns=data.columns, data_fixed=known)
+    if isinstance(spec, ModelSpec):
+        differ = {k: v for k, v in known.items()
+                  if k in out.law_obj.param_names and out.fixed.get(k) != v}
+        if differ:
+            warnings.warn(f"the table fixes {differ} (its entropy_weight) but the spec given "
+                          f"as a ModelSpec has {({k: out.fixed.get(k) for k in differ})} "
+                          "(None: sampled); fitting the spec as given", BayeslawWarning,
+                          stacklevel=3)
+    return out
 
 
 def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None = None, *,

@@ -90,9 +90,27 @@ def panel_points(runs: pd.DataFrame, frame: pd.DataFrame,
         part = pd.DataFrame({C.D: np.geomspace(d_min, d_max, n_grid)})
         for col, value in row.items():
             part[col] = value
+        if len(d) and C.EXIT_WEIGHTS[0] in frame.columns:
+            _exit_along(part, frame.loc[frame[C.RUN] == run])
         part[C.RUN] = run
         parts.append(part)
     return pd.concat(parts, ignore_index=True)
+
+
+def _exit_along(part: pd.DataFrame, rows: pd.DataFrame) -> None:
+    """A step table's exit weights along a dense grid: the curve's own, interpolated in log D.
+
+    A total's logged q may change from checkpoint to checkpoint; past the data it stays at
+    the last one.  The entropy is that of the interpolated weights.
+    """
+    x, at = np.log(rows[C.D].to_numpy(float)), np.log(part[C.D].to_numpy(float))
+    w = np.stack([np.interp(at, x, rows[c].to_numpy(float)) for c in C.EXIT_WEIGHTS], axis=1)
+    for k, col in enumerate(C.EXIT_WEIGHTS):
+        part[col] = w[:, k]
+    if C.EXIT_ENTROPY in part.columns:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            part[C.EXIT_ENTROPY] = -np.where(w > 0, w * np.log(np.where(w > 0, w, 1.0)),
+                                             0.0).sum(axis=1)
 
 
 def grid_prediction(fit: Fit, points: pd.DataFrame, prediction: pd.DataFrame | None, *,

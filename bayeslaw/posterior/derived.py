@@ -24,7 +24,7 @@ import pandas as pd
 
 from .. import constants as C
 from ..data.schedules import SCHEDULE, TERM_COLUMNS
-from ..data.steps import exit_columns
+from ..data.steps import check_exit_columns, exit_columns
 from ..errors import ArgumentError, SpecError
 from ..laws.registry import STEP_LAWS, takes_T_m
 from .draws import mean_draws, typical_parameters
@@ -146,6 +146,8 @@ def _points(fit: Fit, N: Any, D: Any, T_m: Any,
         # a step law's point is the total at its T_m unless columns say otherwise
         rows = [exit_columns(t, latent=law.name == "looped_steps_latent") for t in table[C.T_M]]
         table = table.assign(**pd.DataFrame(rows, index=table.index))
+    if law.name in STEP_LAWS:
+        check_exit_columns(law.name, table)
     return runs_end_at_D(law, table)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import constants as C
+from ..data.steps import check_exit_columns
 from ..errors import ArgumentError, DataError, ImportanceWeightsWarning
 from ..model.noise import conditional_terms, relative_variance
 from .draws import Posterior, mean_draws, scheduled_points
@@ -122,6 +123,7 @@ def predict(fit: Posterior, points: pd.DataFrame, *, kind: str = "predictive",
     probs = band_args(kind, probs)
     rng = np.random.default_rng(seed)
     points = scheduled_points(fit, points.reset_index(drop=True), schedule)
+    check_exit_columns(fit.spec.law, points)  # a step law's points: weights it reads right
     draws = (predictive_draws(fit, points, rng) if kind == "predictive"
              else mean_draws(fit, points, rng))
     return summarise(points, draws, kind, probs)

@@ -112,6 +112,7 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
     """
     if isinstance(spec, ModelSpec):
         return spec
+    shipped = False
     if spec is None:
         user: dict[str, Any] = {}
     elif isinstance(spec, Mapping):
@@ -124,6 +125,7 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
                 raise SpecError(f"no spec file {str(spec)!r} and no shipped spec of that name; "
                                 f"shipped specs: {', '.join(available_specs())}")
         user = _read_toml(path)
+        shipped = path.resolve().parent == _models_dir().resolve()
     law_name = law or user.get("law") or fallback
     if not isinstance(law_name, str):
         raise SpecError(f"the spec's law must be a law's name, got {law_name!r}; choose one "
@@ -131,11 +133,15 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
     get_law(law_name)
     base_path = _models_dir() / f"{law_name}.toml"
     base = _read_toml(base_path) if base_path.exists() else {}
-    known = {k: float(v) for k, v in (data_fixed or {}).items()
-             if k in get_law(law_name).param_names}
-    if known:
-        base = _merge(base, {"fixed": known})
     merged = _merge(base, user)
+    # what the data fix, unless the user's own spec gives that parameter a prior or a value
+    # (a shipped spec named as the spec is not the user's)
+    explicit = (set() if shipped else
+                set(_section(user, "priors")) | set(_section(user, "fixed")))
+    known = {k: float(v) for k, v in (data_fixed or {}).items()
+             if k in get_law(law_name).param_names and k not in explicit}
+    if known:
+        merged = _merge(merged, {"fixed": known})
     merged["law"] = law_name
     return parse_spec(merged)
 

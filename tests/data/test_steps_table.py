@@ -98,6 +98,13 @@ def _set(raw, run, D, T, column, value):
      r"'entropy_weight' has 0.05 in row 1 and 0.1 in row \d+ .*run 'N300M_T4'"),
     (lambda r: r.assign(entropy_weight=-0.1), r"'entropy_weight' must be a number >= 0"),
     (lambda r: r.drop(columns=C.T_M), r"has a 'T' column .* but no 'T_m' column"),
+    (lambda r: r.assign(N=np.where((r[C.RUN] == "N100M_T4") & (r[C.T_STEP] == 3), 2e8, r[C.N])),
+     r"run 'N100M_T4' has several N values .* row \d+ .* differs from its first"),
+    (lambda r: r.assign(T_m=np.where((r[C.RUN] == "N100M_T2") & r[C.T_STEP].isna(), 4.0,
+                                     r[C.T_M])).drop(columns="q"),
+     r"run 'N100M_T2' has several T_m values"),
+    (lambda r: _set(r, "N100M_T2", 1e9, 1.0, C.T_STEP, True),
+     r"column 'T' must be an exit step .* row 1 .* has 'True'"),  # a CSV's True is text
     (lambda r: r.assign(schedule="cosine", horizon=1e10),
      r"step-wise losses .* with a learning-rate schedule"),
 ])
@@ -130,3 +137,9 @@ def test_the_entropy_weight_fixes_beta_H_unless_the_user_says_otherwise():
                         columns=data.columns, data_fixed=fixed_by_data(data.frame))
     assert "beta_H" in mine.free_params and "beta_H" not in mine.fixed
     assert fixed_by_data(bl.load(table()).frame) == {}
+    with pytest.raises(DataError, match=r"row 1 of <DataFrame> has True \(true / false"):
+        bl.load(_set(table(), "N100M_T2", 1e9, 1.0, C.T_STEP, True))  # a DataFrame's is bool
+    # the shipped spec named as the spec is not the user's: the table still fixes beta_H
+    named = resolve_spec("looped_steps", law=None, columns=data.columns,
+                         data_fixed=fixed_by_data(data.frame))
+    assert named.fixed["beta_H"] == 0.05

@@ -165,3 +165,24 @@ def test_a_prediction_that_does_not_fit_the_figure_is_refused():
         plot_grid(fit, n_grid=16, kind="epistemic", prediction=pred)
     with pytest.raises(ArgumentError, match="seed=2"):
         plot_grid(fit, n_grid=16, seed=2, prediction=pred)
+
+
+def test_a_total_curve_is_drawn_with_its_own_exit_distribution_along_D():
+    """A step table's total drifts from checkpoint to checkpoint: the grid's dense points take
+    each D's interpolated q (and its entropy), the last one past the data."""
+    import numpy as np
+    import pandas as pd
+
+    from bayeslaw import constants as C
+    from bayeslaw.plots.panels import panel_points
+
+    q = np.array([[0.5, 0.5], [0.3, 0.7], [0.1, 0.9]])
+    frame = pd.DataFrame({C.RUN: "r/total", C.D: [1e9, 2e9, 4e9], C.N: 1e8, C.T_M: 2.0})
+    for k, col in enumerate(C.EXIT_WEIGHTS):
+        frame[col] = q[:, k] if k < 2 else 0.0
+    frame[C.EXIT_ENTROPY] = -(q * np.log(q)).sum(axis=1)
+    runs = frame.groupby(C.RUN).first().drop(columns=C.D)
+    pts = panel_points(runs, frame, 8e9, 4)  # D = 1, 2, 4, 8 (x 1e9)
+    w = pts[list(C.EXIT_WEIGHTS[:2])].to_numpy()
+    np.testing.assert_allclose(w, [[0.5, 0.5], [0.3, 0.7], [0.1, 0.9], [0.1, 0.9]], atol=1e-12)
+    np.testing.assert_allclose(pts[C.EXIT_ENTROPY], -(w * np.log(w)).sum(axis=1), rtol=1e-12)

@@ -7,6 +7,7 @@ every draw's coefficients are the law's own and the quantities follow in closed 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import bayeslaw as bl
@@ -82,3 +83,21 @@ def test_best_T_m_compares_the_totals(fits):
         bl.step_gain(prior_fit(bl.load_spec(law="chinchilla"),
                                bl.load(bl.simulate.looped_sweep(points=4, T_m=(2,))[0]
                                        .drop(columns="T_m")), seed=1, draws=2), N, D, 4, 1)
+
+
+def test_exit_columns_the_law_would_misread_are_refused(fits):
+    latent, logged = fits["looped_steps_latent"], fits["looped_steps"]
+    q = [0.1, 0.2, 0.3, 0.4]
+    with pytest.raises(ArgumentError, match="takes a total's exit distribution from its own"):
+        bl.loss_at(latent, N, D, 4, columns=bl.exit_columns(4, q=q))
+    with pytest.raises(ArgumentError, match="reads a point's exit weights as its exit"):
+        bl.predict(logged, pd.DataFrame([{"N": N, "D": D, "T_m": 4.0,
+                                          **bl.exit_columns(4, latent=True)}]))
+    # the right columns pass: one step's loss of each law is the step law
+    for fit in (latent, logged):
+        one = bl.loss_at(fit, N, D, 4, columns=bl.exit_columns(4, T=2)).draws
+        np.testing.assert_allclose(one, step_by_hand(fit, 2), rtol=1e-10)
+    with pytest.raises(ArgumentError, match="q must be 4 exit probabilities"):
+        bl.exit_columns(4, q=[np.nan, 0.5, 0.25, 0.25])
+    with pytest.raises(ArgumentError, match="not both"):
+        bl.exit_columns(4, T=2, q=q)
