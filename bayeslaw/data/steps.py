@@ -86,14 +86,19 @@ def curves_of_steps(frame: pd.DataFrame, where: str, notes: list[str]) -> pd.Dat
         out[C.EXIT_LATENT] = total.astype(float)
         notes.append("step table: exit distribution not logged (no column 'q'): latent")
     else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            plogp = np.where(w > 0, w * np.log(np.where(w > 0, w, 1.0)), 0.0)
-        out[C.EXIT_ENTROPY] = np.where(total, -plogp.sum(axis=1), 0.0)
+        out[C.EXIT_ENTROPY] = np.where(total, exit_entropy(w), 0.0)
     if weight is not None:
         notes.append(f"step table: entropy weight {weight:g} (beta_H, fixed in the fit)")
     notes.append(f"step table: {int((~total).sum())} step rows and {int(total.sum())} total "
                  "rows laid out as curves <run>/T<T> and <run>/total")
     return out
+
+
+def exit_entropy(w: np.ndarray) -> np.ndarray:
+    """The entropy ``-sum_k w_k ln w_k`` of exit weights over their last axis (0 ln 0 = 0)."""
+    w = np.asarray(w, dtype=float)
+    safe = np.where(w > 0, w, 1.0)
+    return -np.sum(w * np.log(safe), axis=-1)
 
 
 def exit_columns(T_m: float, *, T: float | None = None, q: Any = None,
@@ -131,8 +136,7 @@ def exit_columns(T_m: float, *, T: float | None = None, q: Any = None,
             raise ArgumentError(f"q must be {t_m} exit probabilities (one per step of T_m = "
                                 f"{t_m}) summing to 1, got {q.tolist()}")
         w[:t_m] = q / q.sum()
-        nz = w[w > 0]
-        out[C.EXIT_ENTROPY], out[C.EXIT_LATENT] = float(-np.sum(nz * np.log(nz))), 0.0
+        out[C.EXIT_ENTROPY], out[C.EXIT_LATENT] = float(exit_entropy(w)), 0.0
     elif latent:
         w[:t_m] = 1.0
         out[C.EXIT_ENTROPY], out[C.EXIT_LATENT] = 0.0, 1.0

@@ -17,6 +17,7 @@ import pandas as pd
 
 from .. import constants as C
 from ..data.schedules import TERM_COLUMNS
+from ..data.steps import exit_entropy
 from ..errors import ArgumentError
 from ..posterior.draws import schedules_of
 from ..posterior.prediction import band_tag, predict
@@ -108,9 +109,7 @@ def _exit_along(part: pd.DataFrame, rows: pd.DataFrame) -> None:
     for k, col in enumerate(C.EXIT_WEIGHTS):
         part[col] = w[:, k]
     if C.EXIT_ENTROPY in part.columns:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            part[C.EXIT_ENTROPY] = -np.where(w > 0, w * np.log(np.where(w > 0, w, 1.0)),
-                                             0.0).sum(axis=1)
+        part[C.EXIT_ENTROPY] = exit_entropy(w)
 
 
 def grid_prediction(fit: Fit, points: pd.DataFrame, prediction: pd.DataFrame | None, *,
