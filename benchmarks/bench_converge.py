@@ -12,6 +12,8 @@ seconds, compile and sample seconds where the fit's provenance has them, warning
     python benchmarks/bench_converge.py                       # every pair, seeds 1-5
     python benchmarks/bench_converge.py --pairs misfitting --seeds 1,2
     python benchmarks/bench_converge.py --resume              # skip (pair, seed) rows done
+    python benchmarks/bench_converge.py --pairs iso_depth --seeds 6,7,8 \
+        --sampler 'slope_split=[]' --csv benchmarks/results/x.csv  # a setting, on selection seeds
 
 Rows go to ``benchmarks/results/converge_<date>.csv``, rewritten atomically after every fit
 (an interrupted run keeps its rows; rows of other pairs and seeds already in the file are
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import math
 import shlex
 import sys
@@ -51,8 +54,17 @@ def load_pairs() -> ModuleType:
     return pairs
 
 
-def fit_one(pair: Any, seed: int) -> dict[str, Any]:
-    """Fit ``pair`` with ``seed`` and return its row (an ``error`` row if it raises)."""
+def with_sampler(spec: str | dict, sampler: dict[str, Any]) -> str | dict:
+    """``spec`` (a shipped name or a dict over one) with the ``[sampler]`` keys ``sampler``."""
+    if not sampler:
+        return spec
+    d = {"law": spec} if isinstance(spec, str) else dict(spec)
+    return {**d, "sampler": {**d.get("sampler", {}), **sampler}}
+
+
+def fit_one(pair: Any, seed: int, sampler: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Fit ``pair`` with ``seed`` (and the ``[sampler]`` keys ``sampler`` over its spec's) and
+    return its row (an ``error`` row if it raises)."""
     import bayeslaw as bl
     from bayeslaw.inference.sampling import fit
 
@@ -63,7 +75,7 @@ def fit_one(pair: Any, seed: int) -> dict[str, Any]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             t0 = time.perf_counter()
-            result = fit(data, pair.fitted_spec, seed=seed)
+            result = fit(data, with_sampler(pair.fitted_spec, sampler or {}), seed=seed)
             row["fit_s"] = time.perf_counter() - t0
     except Exception as exc:  # one failed fit is a row, not the end of the matrix
         row["error"] = f"{type(exc).__name__}: {exc}"[:500]
@@ -149,6 +161,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="skip the (pair, seed) rows already in the file (errors are retried)")
     p.add_argument("--summarize", action="store_true",
                    help="fit nothing: rewrite the summary (.md) from every row in the file")
+    p.add_argument("--sampler", action="append", default=[], metavar="KEY=JSON",
+                   help="a [sampler] key over every pair's spec, its value as JSON, e.g. "
+                        "'slope_split=[\"E\", \"a\", \"alpha\"]' or 'tune=2000' (repeatable)")
     p.add_argument("--csv", type=Path,
                    default=RESULTS / f"converge_{dt.date.today().isoformat()}.csv",
                    help="rows file (default benchmarks/results/converge_<date>.csv)")
@@ -163,6 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     pairs = load_pairs()
     chosen = pairs.select(args.pairs)
     seeds = [int(s) for s in args.seeds.split(",") if s]
+    sampler = {}
+    for item in args.sampler:
+        key, _, value = item.partition("=")
+        try:
+            sampler[key.strip()] = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"--sampler {item!r}: the value is not JSON ({exc})") from None
     rows = read_rows(args.csv)
     done = {(r["pair"], int(r["seed"])) for r in rows if not r.get("error")}
     print(f"rows -> {args.csv}", flush=True)
@@ -171,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.resume and (pair.name, seed) in done:
                 continue
             print(f"{pair.name} seed {seed} ({pair.spec})", flush=True)
-            row = fit_one(pair, seed)
+            row = fit_one(pair, seed, sampler)
             rows = [r for r in rows if (r["pair"], int(r["seed"])) != (pair.name, seed)]
             rows.append(row)
             write_rows(args.csv, rows)

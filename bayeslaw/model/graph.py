@@ -43,7 +43,7 @@ from ..errors import SpecError
 from .arithmetic import correlation_cholesky, link_of, link_value, mvn_chol_logp, vine_shapes
 from .noise import conditional_terms, curve_random, density_terms, noise_scale, walk_variance
 from .plan import Plan, groups_of, level_dim, level_order, order_name
-from .transforms import sum_split_vector
+from .transforms import slope_split_vector, sum_split_vector
 
 
 def cov_data_name(cov: str) -> str:
@@ -272,7 +272,7 @@ class LossModel:
         spec, law = self.spec, self.spec.law_obj
         theta: dict[str, Any] = {}
         scalars: dict[str, Any] = {}
-        split = spec.sampler.sum_split
+        split, slope = spec.sampler.sum_split, spec.sampler.slope_split
         block: dict[str, Any] = {}
         if spec.correlation is not None:  # the block's population values first: its levels'
             for name in spec.correlation.params:  # centre
@@ -282,10 +282,13 @@ class LossModel:
             if p.name in spec.fixed:
                 theta[p.name] = scalars[p.name] = pt.as_tensor(spec.fixed[p.name])
                 continue
-            if p.name not in split and p.name not in scalars:
-                scalars[p.name] = spec.priors[p.name].create(p.name)
-            elif p.name not in scalars:  # all of sum_split's parameters at once
-                scalars.update(sum_split_vector(pm, spec, split))
+            if p.name not in scalars:
+                if p.name in split:  # all of sum_split's parameters at once
+                    scalars.update(sum_split_vector(pm, spec, split))
+                elif p.name in slope:  # the floor, coefficient and exponent at once
+                    scalars.update(slope_split_vector(pm, spec, slope))
+                else:
+                    scalars[p.name] = spec.priors[p.name].create(p.name)
             effects = [e for e in spec.effects if e.param == p.name]
             if not effects:
                 theta[p.name] = scalars[p.name]

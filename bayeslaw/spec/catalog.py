@@ -50,7 +50,8 @@ def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
     longer fixed by
     the default, and one the user fixes loses the default's prior, the default's group
     effects on it and its place in the default's ``sampler.sum_split`` (the user wrote none
-    of them).  A section of the wrong type is passed on as given, for the parser to name.
+    of them); the default's ``sampler.slope_split``, which needs all three of its parameters,
+    is dropped whole.  A section of the wrong type is passed on as given, for the parser to name.
     """
     out = copy.deepcopy(base)
     for key, value in user.items():
@@ -83,6 +84,11 @@ def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
     if freed and isinstance(split, list) and "sum_split" not in _section(user, "sampler"):
         kept = [n for n in split if n not in freed]
         out["sampler"]["sum_split"] = kept if len(kept) > 1 else []
+    slope = out.get("sampler", {}).get("slope_split") if isinstance(out.get("sampler"), dict) \
+        else None
+    if (freed and isinstance(slope, list) and set(slope) & freed
+            and "slope_split" not in _section(user, "sampler")):
+        out["sampler"]["slope_split"] = []
     return out
 
 

@@ -158,10 +158,14 @@ def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
     effects = _parse_effects(law, d.get("effects", []), fixed)
     sampler = _parse_sampler(d.get("sampler", {}), priors)
     correlation = _parse_correlation(d.get("correlation"), effects)
-    if correlation and set(correlation.params) & set(sampler.sum_split):
-        raise SpecError(f"correlation.params and sampler.sum_split share "
-                        f"{sorted(set(correlation.params) & set(sampler.sum_split))}: a "
-                        "parameter is sampled one way; drop it from one of them")
+    claims = {"sampler.sum_split": set(sampler.sum_split),
+              "sampler.slope_split": set(sampler.slope_split),
+              "correlation.params": set(correlation.params) if correlation else set()}
+    for i, (key, names) in enumerate(claims.items()):
+        for other, theirs in list(claims.items())[i + 1:]:
+            if names & theirs:
+                raise SpecError(f"{key} and {other} share {sorted(names & theirs)}: a "
+                                "parameter is sampled one way; drop it from one of them")
     return ModelSpec(
         law=law.name,
         reference=_parse_reference(law, d.get("reference", {})),
@@ -366,6 +370,8 @@ def _parse_sampler(table: Any, priors: Mapping[str, Prior]) -> SamplerSettings:
     check_keys(table, SamplerSettings.keys(), "[sampler]")
     if "sum_split" in table:
         _check_sum_split(table["sum_split"], priors)
+    if "slope_split" in table:
+        _check_slope_split(table["slope_split"], priors)
     return SamplerSettings.from_dict(table)
 
 
@@ -386,3 +392,23 @@ def _check_sum_split(names: Any, priors: Mapping[str, Prior]) -> None:
         if priors[name].dist != "LogNormal":
             raise SpecError(f"sampler.sum_split: the prior of {name!r} is {priors[name].dist}, "
                             f"not LogNormal; {how}")
+
+
+def _check_slope_split(names: Any, priors: Mapping[str, Prior]) -> None:
+    """``sampler.slope_split``: a floor, a coefficient and its exponent, LogNormal priors."""
+    how = ('e.g. slope_split = ["E", "a", "alpha"] for E + a (N/N_ref)^-alpha: three sampled '
+           "parameters with LogNormal priors (floor, coefficient, exponent), sampled as the "
+           "level log(E + a), the share log(a / E) and the slope log(a alpha); [] turns it off")
+    if names == [] or names == ():
+        return
+    if (not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names)
+            or len(set(names)) != 3 or len(names) != 3):
+        raise SpecError(f"sampler.slope_split must name three different parameters, got "
+                        f"{names!r}; {how}")
+    for name in names:
+        if name not in priors:
+            raise SpecError(f"sampler.slope_split: {name!r} is not a sampled parameter with a "
+                            f"prior in [priors]; {how}")
+        if priors[name].dist != "LogNormal":
+            raise SpecError(f"sampler.slope_split: the prior of {name!r} is "
+                            f"{priors[name].dist}, not LogNormal; {how}")

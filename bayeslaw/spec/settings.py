@@ -17,6 +17,8 @@ from ..errors import SpecError
 
 BACKENDS = ("nutpie", "pymc")
 INITS = ("mode", "prior")
+#: The settings that sample some parameters in other coordinates (a tuple of names each).
+SPLITS = ("sum_split", "slope_split")
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,11 @@ class SamplerSettings:
     sum_split : tuple of str
         LogNormal parameters sampled as the log of their sum and the logs of their ratios
         (:func:`bayeslaw.model.transforms.sum_split_transform`); ``()`` turns it off.
+    slope_split : tuple of str
+        Three LogNormal parameters, a floor, a coefficient and its exponent (``E``, ``a``,
+        ``alpha`` of ``E + a (N / N_ref)^-alpha``), sampled as the level ``log(E + a)``, the
+        share ``log(a / E)`` and the slope ``log(a alpha)``
+        (:func:`bayeslaw.model.transforms.slope_split_transform`); ``()`` turns it off.
     init : {"mode", "prior"}
         Start the chains at the posterior's mode (:mod:`bayeslaw.inference.warmstart`) or at the
         prior's centre.
@@ -48,6 +55,7 @@ class SamplerSettings:
     backend: str = "nutpie"
     low_rank: bool | str = "auto"
     sum_split: tuple[str, ...] = ()
+    slope_split: tuple[str, ...] = ()
     init: str = "mode"
 
     def __post_init__(self) -> None:
@@ -57,7 +65,8 @@ class SamplerSettings:
                 raise SpecError(f"sampler.{name} must be a whole number >= {least}, got "
                                 f"{value!r}")
             object.__setattr__(self, name, int(value))
-        object.__setattr__(self, "sum_split", tuple(str(n) for n in self.sum_split))
+        for name in SPLITS:
+            object.__setattr__(self, name, tuple(str(n) for n in getattr(self, name)))
         if not isinstance(self.target_accept, int | float) or not 0 < self.target_accept < 1:
             raise SpecError(f"sampler.target_accept must lie in (0, 1), got "
                             f"{self.target_accept!r}")
@@ -79,8 +88,9 @@ class SamplerSettings:
     def from_dict(cls, table: Mapping[str, Any]) -> SamplerSettings:
         """Settings from a ``[sampler]`` table (keys checked by the spec parser)."""
         values = dict(table)
-        if "sum_split" in values and isinstance(values["sum_split"], list):
-            values["sum_split"] = tuple(values["sum_split"])
+        for name in SPLITS:
+            if name in values and isinstance(values[name], list):
+                values[name] = tuple(values[name])
         return cls(**values)
 
     def replace(self, **overrides: Any) -> SamplerSettings:
@@ -97,5 +107,5 @@ class SamplerSettings:
 
         A spec written out and read back is the same spec, whatever the law's default sets.
         """
-        return {f.name: list(getattr(self, f.name)) if f.name == "sum_split"
+        return {f.name: list(getattr(self, f.name)) if f.name in SPLITS
                 else getattr(self, f.name) for f in fields(self)}
