@@ -277,6 +277,21 @@ def colpret_gpt3() -> pd.DataFrame:
 
 #: Tables by name (the part of a pair's name after ``@``; ``misfitting_all`` and
 #: ``misfitting_1e9``, the speed benchmark's scaling tables, are in no pair).
+def steps_simulated(q_logged: bool = True, half: bool = False) -> pd.DataFrame:
+    """The simulated looped sweep with step losses (``bayeslaw.simulate.looped_step_sweep``,
+    its default seed): the bundled sweep's sizes and depths, every exit step and the totals at
+    30 checkpoints; ``q_logged=False`` drops the exit distribution (the latent law's table),
+    ``half`` keeps the first half of every curve's checkpoints (a sweep in progress: the case
+    the step benchmark's prefix fits did not converge on). Needs bayeslaw, imported here."""
+    from bayeslaw.simulate import looped_step_sweep
+
+    table, _ = looped_step_sweep(q_logged=q_logged)
+    if half:
+        first = table.groupby("run")["D"].transform(lambda d: d <= np.median(np.unique(d)))
+        table = table.loc[first].reset_index(drop=True)
+    return table
+
+
 TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     "bundled": bundled,
     "chinchilla_epoch": chinchilla_epoch,
@@ -289,6 +304,9 @@ TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     "colpret_curves": colpret_curves,
     "parscale": partial(parscale, PARSCALE_DATASET),
     "parscale_both": partial(parscale, None),
+    "steps_sim": steps_simulated,
+    "steps_sim_half": partial(steps_simulated, half=True),
+    "steps_sim_latent": partial(steps_simulated, q_logged=False),
 }
 
 _MISFITTING = ("misfitting curves past 10% of each run and 1e9 tokens, <= 12 checkpoints per "
@@ -326,6 +344,12 @@ _PAIRS = (
          "each scaled to D = 1 and loss = y / y_scale at its last context point (as "
          "bench_peers.py fits them, with the spec's reference D set to 1)",
          {"reference": {"D": 1.0}}),
+    Pair("looped_steps@steps_sim", "looped_steps", TABLES["steps_sim"],
+         "simulated looped sweep with step losses and q logged (looped_step_sweep)"),
+    Pair("looped_steps@steps_sim_half", "looped_steps", TABLES["steps_sim_half"],
+         "the same, first half of every curve's checkpoints (a sweep in progress)"),
+    Pair("looped_steps_latent@steps_sim_latent", "looped_steps_latent",
+         TABLES["steps_sim_latent"], "the same sweep with q not logged (latent)"),
 )
 #: The pairs by name.
 PAIRS: dict[str, Pair] = {p.name: p for p in _PAIRS}

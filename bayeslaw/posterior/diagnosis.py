@@ -15,7 +15,8 @@ When a NUTS fit fails a threshold, :func:`diagnose_failure` says
   near +-1;
 * **the remedies that apply**, each with the spec key to set: a funnel's centering switch
   (``centered`` in its ``[[effects]]`` entry, ``sigma_centered`` in ``[likelihood]``), a tighter
-  prior on a named parameter, ``low_rank`` or ``tune`` in ``[sampler]``.  A funnel is a group
+  prior on a named parameter, ``slope_split`` (a ridge within a floor, a coefficient and its
+  exponent), ``low_rank`` or ``tune`` in ``[sampler]``.  A funnel is a group
   sd whose divergent draws sit at its small values or, as nutpie often shows one (few
   divergences, poor mixing), the group sd that mixes worst.
 
@@ -39,6 +40,10 @@ RIDGE_RHO = 0.9
 TOP = 3
 #: the most elements whose correlations are computed (the matrix is elements x elements)
 MAX_CORRELATED = 200
+#: (floor, coefficient, exponent) of the laws' power terms ``E + a (x / x_ref)^-alpha``, by
+#: the laws' names (:mod:`bayeslaw.laws.functions`): a ridge within one is what
+#: ``sampler.slope_split`` resolves
+SLOPE_TRIPLES = (("E", "a", "alpha"), ("E", "b", "beta"), ("E", "c", "gamma"))
 
 
 @dataclass(frozen=True)
@@ -187,6 +192,28 @@ def _funnel_remedy(name: str, names: set[str], why: str) -> str | None:
     return None
 
 
+def _slope_remedy(ridge: list[tuple[str, str]], scalars: set[str], settings: Any
+                  ) -> str | None:
+    """``sampler.slope_split`` for a ridge within a floor, a coefficient and its exponent.
+
+    The names follow the laws' convention (:data:`SLOPE_TRIPLES`); the remedy applies when
+    the fit did not already use the split and all three are population-level parameters.
+    """
+    if getattr(settings, "slope_split", ()):
+        return None
+    for a, b in ridge:
+        for triple in SLOPE_TRIPLES:
+            if {a, b} <= set(triple) and set(triple) <= scalars:
+                names = ", ".join(f'"{n}"' for n in triple)
+                shared = [n for n in getattr(settings, "sum_split", ()) if n in triple]
+                drop = (f" and take {', '.join(shared)} out of sum_split" if shared else "")
+                return (f"a ridge between {a} and {b}: set slope_split = [{names}] in "
+                        f"[sampler]{drop} (samples the level {triple[0]} + {triple[1]}, the "
+                        f"share {triple[1]} / {triple[0]} and the slope {triple[1]} "
+                        f"{triple[2]}: the same model in coordinates along the ridge)")
+    return None
+
+
 def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
               correlations: list[tuple[str, str, float]], names: set[str],
               scalars: set[str], settings: Any, failed_mixing: bool) -> list[str]:
@@ -208,7 +235,10 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
             seen.add(name)
             out.append(remedy)
     ridge = [(a, b) for a, b, _ in correlations if a in scalars and b in scalars]
-    if ridge:
+    split = _slope_remedy(ridge, scalars, settings)
+    if split is not None:
+        out.append(split)
+    elif ridge:
         a, b = ridge[0]
         low_rank = getattr(settings, "low_rank", "auto") is True
         fix = f"a tighter prior on {a} or {b} in [priors] (or a value in [fixed])"

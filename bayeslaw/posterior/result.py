@@ -270,13 +270,22 @@ def _settings(provenance: Mapping[str, Any], spec: ModelSpec) -> SamplerSettings
 def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
     """The posterior's variables that are functions of others (the diagnosis leaves them out).
 
-    The textbook coefficients, the values per run and a ``[correlation]`` block's matrix (a
+    The textbook coefficients, the values per run, a ``[correlation]`` block's matrix (a
     function of its partial correlations, symmetric: its two halves would show as a perfect
-    correlation; see :mod:`.diagnosis`).
+    correlation; see :mod:`.diagnosis`), a sampler split's joint vector (its elements are the
+    parameters' own draws) and a non-centered term's deviations (its sd times its ``_z``).
     """
     natural = set(spec.law_obj.natural_names)
     if spec.correlation is not None:
         natural.add(spec.correlation.name)
+    names = set(idata.posterior.data_vars)
+    # a sampler split's joint vector repeats its parameters' draws (kept: the parameters)
+    for split, suffix in ((spec.sampler.sum_split, "_sum"), (spec.sampler.slope_split, "_slope")):
+        if split:
+            natural.add("_".join(split) + suffix)
+    # non-centered terms: the deviations (and the noise's log deviations) are sd times z
+    natural |= {n[:-2] for n in names if n.endswith("_z")} | (
+        {"sigma_log_dev"} if "sigma_z" in names else set())
     return tuple(n for n in idata.posterior.data_vars if n in natural or n.endswith("_run"))
 
 

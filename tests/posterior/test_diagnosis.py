@@ -129,3 +129,46 @@ def test_a_fits_derived_variables_include_the_correlation_matrix():
     derived = _derived(ids, spec)
     assert "run_corr" in derived and "sigma_run" in derived and "run_corr_w01" not in derived
     assert "m" not in derived
+
+
+def test_a_ridge_within_a_power_term_gets_the_slope_split():
+    """E and a on a ridge (their sum pinned): the remedy is sampler.slope_split over the
+    term's floor, coefficient and exponent; a fit that already used it gets low_rank."""
+    rng = np.random.default_rng(3)
+    shape = (4, 500)
+    E = rng.lognormal(0.7, 0.2, shape)
+    draws = {"E": E, "a": 2.5 - E + rng.normal(0, 0.01, shape),
+             "alpha": rng.lognormal(-1.0, 0.3, shape), "b": rng.normal(size=shape)}
+    ids = az.from_dict(posterior=draws)
+    rhat, ess = az.rhat(ids), az.ess(ids)
+    why = diagnose_failure(ids, rhat, ess, settings=SamplerSettings(sum_split=("E", "a", "b")))
+    assert {why.correlations[0][0], why.correlations[0][1]} == {"E", "a"}
+    assert ('a ridge between E and a: set slope_split = ["E", "a", "alpha"] in [sampler] and '
+            'take E, a out of sum_split') in str(why)
+    plain = diagnose_failure(ids, rhat, ess, settings=SamplerSettings())
+    assert 'set slope_split = ["E", "a", "alpha"] in [sampler] (samples' in str(plain)
+    done = diagnose_failure(ids, rhat, ess,
+                            settings=SamplerSettings(slope_split=("E", "a", "alpha")))
+    assert "slope_split" not in str(done) and "set low_rank = true" in str(done)
+    no_exponent = {k: v for k, v in draws.items() if k != "alpha"}
+    ids = az.from_dict(posterior=no_exponent)
+    other = diagnose_failure(ids, az.rhat(ids), az.ess(ids), settings=SamplerSettings())
+    assert "slope_split" not in str(other) and "set low_rank = true" in str(other)
+
+
+def test_split_vectors_and_non_centered_deviations_are_derived():
+    # in a step-law prefix fit the diagnosis listed sigma_log_dev[r] ~ sigma_z[r] +1.00 and two
+    # levels of a non-centered b_by_N (sd times z) as its strongest correlations, not E ~ a
+    from bayeslaw.posterior.result import _derived
+    from bayeslaw.spec.catalog import load_spec
+
+    spec = load_spec("iso_depth_eff")
+    assert spec.sampler.slope_split == ("E", "a", "alpha")
+    s = (2, 10)
+    ids = az.from_dict(posterior={
+        "E": np.ones(s), "E_a_alpha_slope": np.ones((*s, 3)), "b_by_N": np.ones((*s, 4)),
+        "b_by_N_z": np.ones((*s, 4)), "b_by_T_m": np.ones((*s, 3)), "sigma_z": np.ones((*s, 5)),
+        "sigma_log_dev": np.ones((*s, 5)), "sigma_spread": np.ones(s)})
+    derived = set(_derived(ids, spec))
+    assert {"E_a_alpha_slope", "b_by_N", "sigma_log_dev"} <= derived
+    assert not derived & {"E", "b_by_N_z", "b_by_T_m", "sigma_z", "sigma_spread"}
