@@ -119,3 +119,56 @@ def slope_split_vector(pm: Any, spec: ModelSpec, names: tuple[str, ...]) -> dict
     joint = pm.LogNormal("_".join(names) + "_slope", mu=mu, sigma=sd, shape=len(names),
                          default_transform=None, transform=slope_split_transform())
     return {n: pm.Deterministic(n, joint[i]) for i, n in enumerate(names)}
+
+
+def sum_slope_transform(coef: int) -> Any:
+    """``sum_split`` of ``(x_0, ..., x_{n-1})`` with an exponent sampled as a slope.
+
+    For ``sampler.sum_split`` and ``sampler.slope_split`` together (the floor and the
+    coefficient in both; e.g. ``sum_split = ["E", "a", "b"]`` and ``slope_split = ["E", "a",
+    "alpha"]``): the value is ``(x_0, ..., x_{n-1}, alpha)``, the first ``n`` sampled as
+    :func:`sum_split_transform` does and the exponent as the slope ``s = log(x_coef alpha)``
+    (``coef`` is the coefficient's index among the ``x``). The backward map gives the ``x``
+    from their coordinates alone and then ``alpha = e^s / x_coef``, so its Jacobian is
+    triangular: the log-Jacobian is the sum split's plus ``s - log x_coef``.
+    """
+    import pytensor.tensor as pt
+
+    inner = sum_split_transform()
+    from pymc.logprob.transforms import Transform
+
+    class SumSlope(Transform):
+        name = "sumslope"  # no underscore: PyMC strips "_<name>__" from value names
+
+        def forward(self, value: Any, *inputs: Any) -> Any:
+            x, alpha = value[..., :-1], value[..., -1]
+            slope = pt.log(x[..., coef]) + pt.log(alpha)
+            return pt.concatenate([inner.forward(x), pt.shape_padright(slope)], axis=-1)
+
+        def backward(self, value: Any, *inputs: Any) -> Any:
+            x = inner.backward(value[..., :-1])
+            alpha = pt.exp(value[..., -1] - pt.log(x[..., coef]))
+            return pt.concatenate([x, pt.shape_padright(alpha)], axis=-1)
+
+        def log_jac_det(self, value: Any, *inputs: Any) -> Any:
+            head = value[..., :-1]
+            x = inner.backward(head)
+            return inner.log_jac_det(head) + value[..., -1] - pt.log(x[..., coef])
+
+    return SumSlope()
+
+
+def sum_slope_vector(pm: Any, spec: ModelSpec, split: tuple[str, ...],
+                     slope: tuple[str, ...]) -> dict[str, Any]:
+    """``split``'s parameters and ``slope``'s exponent as one variable ``<names>_slope``.
+
+    Sampled through :func:`sum_slope_transform`, with a Deterministic per parameter.
+    """
+    names = (*split, slope[2])
+    mu = [spec.priors[n].params["mu"] for n in names]
+    sd = [spec.priors[n].params["sigma"] for n in names]
+    joint = pm.LogNormal("_".join(names) + "_slope", mu=mu, sigma=sd, shape=len(names),
+                         default_transform=None,
+                         transform=sum_slope_transform(split.index(slope[1])))
+    return {n: pm.Deterministic(n, joint[i]) for i, n in enumerate(names)}
+

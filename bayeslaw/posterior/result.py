@@ -280,9 +280,7 @@ def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
         natural.add(spec.correlation.name)
     names = set(idata.posterior.data_vars)
     # a sampler split's joint vector repeats its parameters' draws (kept: the parameters)
-    for split, suffix in ((spec.sampler.sum_split, "_sum"), (spec.sampler.slope_split, "_slope")):
-        if split:
-            natural.add("_".join(split) + suffix)
+    natural |= set(spec.sampler.joint_names().values())
     # non-centered terms: the deviations (and the noise's log deviations) are sd times z
     natural |= {n[:-2] for n in names if n.endswith("_z")} | (
         {"sigma_log_dev"} if "sigma_z" in names else set())

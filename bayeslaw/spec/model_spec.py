@@ -158,14 +158,18 @@ def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
     effects = _parse_effects(law, d.get("effects", []), fixed)
     sampler = _parse_sampler(d.get("sampler", {}), priors)
     correlation = _parse_correlation(d.get("correlation"), effects)
-    claims = {"sampler.sum_split": set(sampler.sum_split),
-              "sampler.slope_split": set(sampler.slope_split),
-              "correlation.params": set(correlation.params) if correlation else set()}
-    for i, (key, names) in enumerate(claims.items()):
-        for other, theirs in list(claims.items())[i + 1:]:
-            if names & theirs:
-                raise SpecError(f"{key} and {other} share {sorted(names & theirs)}: a "
-                                "parameter is sampled one way; drop it from one of them")
+    split, slope = sampler.sum_split, sampler.slope_split
+    if slope and set(split) & set(slope) and not (
+            slope[0] in split and slope[1] in split and slope[2] not in split):
+        raise SpecError(f"sampler.sum_split {list(split)} and sampler.slope_split "
+                        f"{list(slope)} may share the floor and the coefficient (both, then "
+                        f"the exponent is sampled as a slope beside the sum), not "
+                        f"{sorted(set(split) & set(slope))}; drop a name from one of them")
+    shared = (set(split) | set(slope)) & set(correlation.params if correlation else ())
+    if shared:
+        raise SpecError(f"correlation.params and sampler.sum_split / slope_split share "
+                        f"{sorted(shared)}: a parameter is sampled one way; drop it from one "
+                        "of them")
     return ModelSpec(
         law=law.name,
         reference=_parse_reference(law, d.get("reference", {})),

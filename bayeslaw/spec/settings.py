@@ -79,6 +79,19 @@ class SamplerSettings:
             raise SpecError(f"sampler.low_rank must be true, false or \"auto\", got "
                             f"{self.low_rank!r}")
 
+    def joint_names(self) -> dict[str, str]:
+        """The joint variable each split parameter is sampled in, by parameter.
+
+        The graph's names: ``<names>_sum`` for ``sum_split``, ``<names>_slope`` for
+        ``slope_split`` or for both at once, when they share the floor and the coefficient.
+        """
+        split, slope = self.sum_split, self.slope_split
+        if split and slope and set(split) & set(slope):
+            names = (*split, slope[2])
+            return dict.fromkeys(names, "_".join(names) + "_slope")
+        return {**dict.fromkeys(split, "_".join(split) + "_sum"),
+                **dict.fromkeys(slope, "_".join(slope) + "_slope")}
+
     @classmethod
     def keys(cls) -> frozenset[str]:
         """The keys a spec's ``[sampler]`` table may hold: the fields of this class."""

@@ -396,10 +396,8 @@ def test_with_pooling_variants(name):
     spec = load_spec(name)
     effects = {e.name for e in spec.effects}
     complete = spec.with_pooling("complete")
-    split, slope = spec.sampler.sum_split, spec.sampler.slope_split  # each sampled jointly
-    params = {p for p in spec.free_params if p not in split + slope} | (
-        {"_".join(split) + "_sum"} if split else set()) | (
-        {"_".join(slope) + "_slope"} if slope else set())
+    joint = spec.sampler.joint_names()  # split parameters are sampled jointly
+    params = {p for p in spec.free_params if p not in joint} | set(joint.values())
     assert complete.effects == () and _free(complete, data) == {
         *params, "sigma", "nu", *(["sigma_spread", "sigma_z"]
                                   if spec.likelihood.sigma_by else [])}
