@@ -64,27 +64,63 @@ def _reparameterized() -> list[str]:
 
 
 def test_a_shipped_spec_is_reparameterized():
-    """The test below has something to check (iso_depth_eff took the slope split)."""
-    assert "iso_depth_eff" in _reparameterized()
+    """The test below has something to check (iso_depth_eff and the step laws took the
+    slope split)."""
+    assert {"iso_depth_eff", "looped_steps", "looped_steps_latent"} <= set(_reparameterized())
+
+
+def _constrained(point: dict, stored: ModelSpec) -> dict[str, float]:
+    """The split parameters' values at a stored point (log or sum-split coordinates)."""
+    import pytensor.tensor as pt
+
+    from bayeslaw.model.transforms import sum_split_transform
+
+    out = {k[:-len("_log__")]: float(np.exp(v)) for k, v in point.items() if k.endswith("_log__")}
+    split = stored.sampler.sum_split
+    if split:
+        joint = np.asarray(point["_".join(split) + "_sum_sumsplit__"], float)
+        values = pt.as_tensor(sum_split_transform().backward(pt.as_tensor(joint))).eval()
+        out.update(zip(split, values.tolist(), strict=True))
+    return out
 
 
 @pytest.mark.parametrize("entry", _reparameterized())
 def test_reparameterized_spec_has_the_reference_density(entry):
-    """A shipped spec that now samples (E, a, alpha) as level, share and slope is the stored
-    reference's model: the reference point mapped into the new coordinates has the reference's
-    log density to rtol 1e-9, Jacobian included (the transform's log-Jacobian is log E + log a
-    + log alpha, the log transforms' it replaces). Only the sampler settings differ."""
+    """A shipped spec that now samples its floor, coefficient and exponent through
+    ``sampler.slope_split`` (alone, or beside its ``sum_split``) is the stored reference's
+    model: the reference point mapped into the new coordinates has the reference's log
+    density to rtol 1e-9, Jacobian included (the slope split's log-Jacobian is log E + log a
+    + log alpha, the log transforms' it replaces; beside a sum split, alpha's log Jacobian
+    log alpha is its s - log a). Only the sampler settings differ."""
+    import pytensor.tensor as pt
+
+    from bayeslaw.model.transforms import (
+        slope_split_transform,
+        sum_slope_transform,
+        sum_split_transform,
+    )
+
     ref = REFERENCE[entry]
     spec = bl.load_spec(entry.split("@")[0])
     stored = ModelSpec.from_dict(ref["spec"])
     assert {k: v for k, v in spec.to_dict().items() if k != "sampler"} == {
         k: v for k, v in stored.to_dict().items() if k != "sampler"}
-    names = spec.sampler.slope_split
-    point = {k: np.asarray(v, float) for k, v in ref["point"].items()
-             if k not in {f"{n}_log__" for n in names}}
-    E, a, alpha = (np.exp(ref["point"][f"{n}_log__"]) for n in names)
-    point["_".join(names) + "_slope_slopesplit__"] = np.array(
-        [np.log(E + a), np.log(a / E), np.log(a * alpha)])
+    joint = spec.sampler.joint_names()
+    x = {n: v for n, v in _constrained(ref["point"], stored).items() if n in joint}
+    old = {f"{n}_log__" for n in x} | {"_".join(stored.sampler.sum_split) + "_sum_sumsplit__"}
+    point = {k: np.asarray(v, float) for k, v in ref["point"].items() if k not in old}
+    for name in set(joint.values()):
+        names = [n for n in joint if joint[n] == name]
+        split = spec.sampler.sum_split
+        if name.endswith("_sum"):
+            tr = sum_split_transform()
+        elif set(names) - set(spec.sampler.slope_split):  # the sum split's and the exponent
+            tr = sum_slope_transform(split.index(spec.sampler.slope_split[1]))
+        else:
+            tr = slope_split_transform()
+        value = np.array([x[n] for n in names])
+        suffix = f"_{tr.name}__"
+        point[name + suffix] = np.asarray(tr.forward(pt.as_tensor(value)).eval())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # PyTensor's BLAS notice
         model = LossModel(make_plan(spec, bl.load(pd.DataFrame(ref["data"])))).model
