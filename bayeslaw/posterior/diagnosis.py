@@ -13,12 +13,13 @@ When a NUTS fit fails a threshold, :func:`diagnose_failure` says
   transform: log, logit or the natural scale) among the population-level parameters and the
   worst-mixing elements, of magnitude at least :data:`RIDGE_RHO`. A ridge shows as a pair
   near +-1;
-* **the remedies that apply**, each with the spec key to set: a funnel's centering switch
-  (``centered`` in its ``[[effects]]`` entry, ``sigma_centered`` in ``[likelihood]``), a tighter
-  prior on a named parameter, ``slope_split`` (a ridge within a floor, a coefficient and its
-  exponent), ``low_rank`` or ``tune`` in ``[sampler]``.  A funnel is a group
-  sd whose divergent draws sit at its small values or, as nutpie often shows one (few
-  divergences, poor mixing), the group sd that mixes worst.
+* **the remedies that apply**, each with the spec key to set: the warm start (``init`` in
+  ``[sampler]``) for chains that never left their start (most transitions divergent), a
+  funnel's centering switch (``centered`` in its ``[[effects]]`` entry, ``sigma_centered`` in
+  ``[likelihood]``), a tighter prior on a named parameter, ``slope_split`` (a ridge within a
+  floor, a coefficient and its exponent), ``low_rank`` or ``tune`` in ``[sampler]``.  A
+  funnel is a group sd whose divergent draws sit at its small values or, as nutpie often
+  shows one (few divergences, poor mixing), the group sd that mixes worst.
 
 Variables' names follow :mod:`bayeslaw.model.graph` (``<p>_by_<g>_sd``, ``<p>_by_<g>_z``, ...),
 which is how a remedy finds the effect a group sd belongs to and whether it is centered.
@@ -40,6 +41,8 @@ RIDGE_RHO = 0.9
 TOP = 3
 #: the most elements whose correlations are computed (the matrix is elements x elements)
 MAX_CORRELATED = 200
+#: a share of divergent transitions this large says the chains never left their start
+STUCK_SHARE = 0.5
 #: (floor, coefficient, exponent) of the laws' power terms ``E + a (x / x_ref)^-alpha``, by
 #: the laws' names (:mod:`bayeslaw.laws.functions`): a ridge within one is what
 #: ``sampler.slope_split`` resolves
@@ -216,7 +219,8 @@ def _slope_remedy(ridge: list[tuple[str, str]], scalars: set[str], settings: Any
 
 def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
               correlations: list[tuple[str, str, float]], names: set[str],
-              scalars: set[str], settings: Any, failed_mixing: bool) -> list[str]:
+              scalars: set[str], settings: Any, failed_mixing: bool,
+              stuck: float = 0.0) -> list[str]:
     """The remedies that apply, each naming the spec key (see the module).
 
     A funnel is a group sd (or the noise scale's spread) whose divergent draws sit at its
@@ -225,6 +229,10 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
     ESS).
     """
     out: list[str] = []
+    if stuck >= STUCK_SHARE and getattr(settings, "init", "mode") == "mode":
+        out.append(f"chains that never left their start ({stuck:.0%} of the transitions "
+                   "divergent): set init = \"prior\" in [sampler] (the warm start's mode "
+                   "can sit in a funnel's neck or on a ridge where no step size works)")
     seen: set[str] = set()
     candidates = [(label.split("[")[0], f"divergences at small {label}")
                   for label, side, _ in divergent_at if side == "low"]
@@ -300,7 +308,8 @@ def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str
     chosen = [index[lab] for lab in picked[:MAX_CORRELATED]]
     corr = _correlations(ranks[chosen], [labels[i] for i in chosen]) if chosen else []
     worst = [label for label, _ in worst_r[:1] + worst_e[:1]] if failed_mixing else []
-    remedies = _remedies(at, worst, corr, every, scalars, settings, failed_mixing)
+    stuck = float(divergent.mean()) if divergent.size else 0.0
+    remedies = _remedies(at, worst, corr, every, scalars, settings, failed_mixing, stuck)
     return Diagnosis(tuple((k, float(v)) for k, v in worst_r),
                      tuple((k, float(v)) for k, v in worst_e), tuple(at), tuple(corr),
                      tuple(remedies))
