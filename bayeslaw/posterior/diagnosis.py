@@ -208,12 +208,14 @@ def _slope_remedy(ridge: list[tuple[str, str]], scalars: set[str], settings: Any
         for triple in SLOPE_TRIPLES:
             if {a, b} <= set(triple) and set(triple) <= scalars:
                 names = ", ".join(f'"{n}"' for n in triple)
-                shared = [n for n in getattr(settings, "sum_split", ()) if n in triple]
-                drop = (f" and take {', '.join(shared)} out of sum_split" if shared else "")
+                split = getattr(settings, "sum_split", ())
+                if set(split) & set(triple) and not (
+                        triple[0] in split and triple[1] in split and triple[2] not in split):
+                    continue  # not a slope_split this sum_split allows
                 return (f"a ridge between {a} and {b}: set slope_split = [{names}] in "
-                        f"[sampler]{drop} (samples the level {triple[0]} + {triple[1]}, the "
-                        f"share {triple[1]} / {triple[0]} and the slope {triple[1]} "
-                        f"{triple[2]}: the same model in coordinates along the ridge)")
+                        f"[sampler] (samples the level {triple[0]} + {triple[1]}, the share "
+                        f"{triple[1]} / {triple[0]} and the slope {triple[1]} {triple[2]}: "
+                        "the same model in coordinates along the ridge)")
     return None
 
 

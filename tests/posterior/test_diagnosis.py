@@ -143,8 +143,10 @@ def test_a_ridge_within_a_power_term_gets_the_slope_split():
     rhat, ess = az.rhat(ids), az.ess(ids)
     why = diagnose_failure(ids, rhat, ess, settings=SamplerSettings(sum_split=("E", "a", "b")))
     assert {why.correlations[0][0], why.correlations[0][1]} == {"E", "a"}
-    assert ('a ridge between E and a: set slope_split = ["E", "a", "alpha"] in [sampler] and '
-            'take E, a out of sum_split') in str(why)
+    assert ('a ridge between E and a: set slope_split = ["E", "a", "alpha"] in [sampler] '
+            "(samples the level E + a") in str(why)  # beside the sum split, sampled with it
+    odd = diagnose_failure(ids, rhat, ess, settings=SamplerSettings(sum_split=("E", "c")))
+    assert "slope_split" not in str(odd)  # a sum split with E but not a: not allowed
     plain = diagnose_failure(ids, rhat, ess, settings=SamplerSettings())
     assert 'set slope_split = ["E", "a", "alpha"] in [sampler] (samples' in str(plain)
     done = diagnose_failure(ids, rhat, ess,
