@@ -58,8 +58,10 @@ def with_sampler(spec: str | dict, sampler: dict[str, Any]) -> str | dict:
     """``spec`` (a shipped name or a dict over one) with the ``[sampler]`` keys ``sampler``."""
     if not sampler:
         return spec
-    d = {"law": spec} if isinstance(spec, str) else dict(spec)
-    return {**d, "sampler": {**d.get("sampler", {}), **sampler}}
+    from bayeslaw.spec import load_spec
+
+    d = load_spec(spec).to_dict()  # a shipped spec's name is not always its law's
+    return {**d, "sampler": {**d["sampler"], **sampler}}
 
 
 def fit_one(pair: Any, seed: int, sampler: dict[str, Any] | None = None) -> dict[str, Any]:
