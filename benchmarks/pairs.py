@@ -275,8 +275,8 @@ def colpret_gpt3() -> pd.DataFrame:
     return tidy.sort_values(["run", "D"], kind="stable").reset_index(drop=True)
 
 
-#: Tables by name (the part of a pair's name after ``@``; ``misfitting_all`` and
-#: ``misfitting_1e9``, the speed benchmark's scaling tables, are in no pair).
+
+
 def steps_simulated(q_logged: bool = True, half: bool = False) -> pd.DataFrame:
     """The simulated looped sweep with step losses (``bayeslaw.simulate.looped_step_sweep``,
     its default seed): the bundled sweep's sizes and depths, every exit step and the totals at
@@ -292,6 +292,8 @@ def steps_simulated(q_logged: bool = True, half: bool = False) -> pd.DataFrame:
     return table
 
 
+#: Tables by name (the part of a pair's name after ``@``; ``misfitting_all`` and
+#: ``misfitting_1e9``, the speed benchmark's scaling tables, are in no pair).
 TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     "bundled": bundled,
     "chinchilla_epoch": chinchilla_epoch,

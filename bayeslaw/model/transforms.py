@@ -145,15 +145,21 @@ def sum_slope_transform(coef: int) -> Any:
             slope = pt.log(x[..., coef]) + pt.log(alpha)
             return pt.concatenate([inner.forward(x), pt.shape_padright(slope)], axis=-1)
 
+        @staticmethod
+        def _log_coef(head: Any) -> Any:
+            """log x_coef from the sum split's coordinates, without exp then log (which
+            underflows when the coefficient's share is tiny)."""
+            logits = pt.concatenate([pt.zeros_like(head[..., :1]), head[..., 1:]], axis=-1)
+            return head[..., 0] + logits[..., coef] - pt.logsumexp(logits, axis=-1)
+
         def backward(self, value: Any, *inputs: Any) -> Any:
-            x = inner.backward(value[..., :-1])
-            alpha = pt.exp(value[..., -1] - pt.log(x[..., coef]))
-            return pt.concatenate([x, pt.shape_padright(alpha)], axis=-1)
+            head = value[..., :-1]
+            alpha = pt.exp(value[..., -1] - self._log_coef(head))
+            return pt.concatenate([inner.backward(head), pt.shape_padright(alpha)], axis=-1)
 
         def log_jac_det(self, value: Any, *inputs: Any) -> Any:
             head = value[..., :-1]
-            x = inner.backward(head)
-            return inner.log_jac_det(head) + value[..., -1] - pt.log(x[..., coef])
+            return inner.log_jac_det(head) + value[..., -1] - self._log_coef(head)
 
     return SumSlope()
 

@@ -231,7 +231,8 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
     ESS).
     """
     out: list[str] = []
-    if stuck >= STUCK_SHARE and getattr(settings, "init", "mode") == "mode":
+    if (stuck >= STUCK_SHARE and getattr(settings, "init", "mode") == "mode"
+            and getattr(settings, "backend", "nutpie") == "nutpie"):  # pymc: no warm start
         out.append(f"chains that never left their start ({stuck:.0%} of the transitions "
                    "divergent): set init = \"prior\" in [sampler] (the warm start's mode "
                    "can sit in a funnel's neck or on a ridge where no step size works)")

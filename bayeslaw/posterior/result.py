@@ -282,7 +282,8 @@ def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
     # a sampler split's joint vector repeats its parameters' draws (kept: the parameters)
     natural |= set(spec.sampler.joint_names().values())
     # non-centered terms: the deviations (and the noise's log deviations) are sd times z
-    natural |= {n[:-2] for n in names if n.endswith("_z")} | (
+    # (sigma_z's deviations are sigma_log_dev; sigma itself is sampled)
+    natural |= {n[:-2] for n in names if n.endswith("_z") and n != "sigma_z"} | (
         {"sigma_log_dev"} if "sigma_z" in names else set())
     return tuple(n for n in idata.posterior.data_vars if n in natural or n.endswith("_run"))
 

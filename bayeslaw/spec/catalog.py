@@ -49,9 +49,8 @@ def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
     default's effects) unless the user gives one.  A parameter the user gives a prior is no
     longer fixed by
     the default, and one the user fixes loses the default's prior, the default's group
-    effects on it and its place in the default's ``sampler.sum_split`` (the user wrote none
-    of them); the default's ``sampler.slope_split``, which needs all three of its parameters,
-    is dropped whole.  A section of the wrong type is passed on as given, for the parser to name.
+    effects on it and its place in the default's sampler splits (the user wrote none of them;
+    :func:`_merge_splits`).  A section of the wrong type is passed on as given, for the parser to name.
     """
     out = copy.deepcopy(base)
     for key, value in user.items():
@@ -79,17 +78,39 @@ def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
                 corr["params"] = kept
             else:
                 out.pop("correlation")
-    split = out.get("sampler", {}).get("sum_split") if isinstance(out.get("sampler"), dict) \
-        else None
-    if freed and isinstance(split, list) and "sum_split" not in _section(user, "sampler"):
-        kept = [n for n in split if n not in freed]
-        out["sampler"]["sum_split"] = kept if len(kept) > 1 else []
-    slope = out.get("sampler", {}).get("slope_split") if isinstance(out.get("sampler"), dict) \
-        else None
-    if (freed and isinstance(slope, list) and set(slope) & freed
-            and "slope_split" not in _section(user, "sampler")):
-        out["sampler"]["slope_split"] = []
+    _merge_splits(out, user, freed)
     return out
+
+
+def _merge_splits(out: dict[str, Any], user: Mapping[str, Any], freed: set[str]) -> None:
+    """The default's ``sum_split`` and ``slope_split`` give way to what the user wrote.
+
+    A parameter the user fixed, or gave a prior other than LogNormal, leaves the default's
+    splits (``sum_split`` keeps the rest if two or more remain; ``slope_split`` needs all
+    three and is dropped). A split the user set that cannot stand beside the default's other
+    split (they may share only the floor and the coefficient) drops the default's.  A split
+    the user wrote is never changed: the parser names what is wrong with it.
+    """
+    sampler = out.get("sampler")
+    if not isinstance(sampler, dict):
+        return
+    given = _section(user, "sampler")
+    off = set(freed) | {n for n, p in _section(user, "priors").items()
+                        if isinstance(p, Mapping) and p.get("dist") != "LogNormal"}
+    split, slope = sampler.get("sum_split"), sampler.get("slope_split")
+    if off and isinstance(split, list) and "sum_split" not in given:
+        kept = [n for n in split if n not in off]
+        sampler["sum_split"] = split = kept if len(kept) > 1 else []
+    if off and isinstance(slope, list) and set(slope) & off and "slope_split" not in given:
+        sampler["slope_split"] = slope = []
+    if not (isinstance(split, list) and isinstance(slope, list) and set(split) & set(slope)):
+        return
+    if len(slope) == 3 and slope[0] in split and slope[1] in split and slope[2] not in split:
+        return
+    if "sum_split" in given and "slope_split" not in given:
+        sampler["slope_split"] = []
+    elif "slope_split" in given and "sum_split" not in given:
+        sampler["sum_split"] = []
 
 
 def _section(spec: Mapping[str, Any], key: str) -> Mapping[str, Any]:

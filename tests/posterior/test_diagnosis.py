@@ -170,10 +170,11 @@ def test_split_vectors_and_non_centered_deviations_are_derived():
     ids = az.from_dict(posterior={
         "E": np.ones(s), "E_a_alpha_slope": np.ones((*s, 3)), "b_by_N": np.ones((*s, 4)),
         "b_by_N_z": np.ones((*s, 4)), "b_by_T_m": np.ones((*s, 3)), "sigma_z": np.ones((*s, 5)),
-        "sigma_log_dev": np.ones((*s, 5)), "sigma_spread": np.ones(s)})
+        "sigma_log_dev": np.ones((*s, 5)), "sigma_spread": np.ones(s), "sigma": np.ones(s)})
     derived = set(_derived(ids, spec))
     assert {"E_a_alpha_slope", "b_by_N", "sigma_log_dev"} <= derived
-    assert not derived & {"E", "b_by_N_z", "b_by_T_m", "sigma_z", "sigma_spread"}
+    # sigma is sampled: sigma_z is its curves' z, not sigma's (review of 71aebdf)
+    assert not derived & {"E", "b_by_N_z", "b_by_T_m", "sigma_z", "sigma_spread", "sigma"}
 
 
 def test_chains_that_never_moved_get_the_prior_start():
@@ -192,6 +193,9 @@ def test_chains_that_never_moved_get_the_prior_start():
     prior = diagnose_failure(_idata(draws, most), rhat, ess,
                              settings=SamplerSettings(init="prior"))
     assert "init" not in str(prior)
+    pymc = diagnose_failure(_idata(draws, most), rhat, ess,
+                            settings=SamplerSettings(backend="pymc"))
+    assert "init" not in str(pymc)  # no warm start on that backend
     few = diagnose_failure(_idata(draws, rng.random(shape) < 0.3), rhat, ess,
                            settings=SamplerSettings())
     assert "init" not in str(few)
