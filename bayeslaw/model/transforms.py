@@ -147,8 +147,10 @@ def sum_slope_transform(coef: int) -> Any:
 
         @staticmethod
         def _log_coef(head: Any) -> Any:
-            """log x_coef from the sum split's coordinates, without exp then log (which
-            underflows when the coefficient's share is tiny)."""
+            """The coefficient's log, from the sum split's coordinates.
+
+            Not exp then log, which underflows when the coefficient's share is tiny.
+            """
             logits = pt.concatenate([pt.zeros_like(head[..., :1]), head[..., 1:]], axis=-1)
             return head[..., 0] + logits[..., coef] - pt.logsumexp(logits, axis=-1)
 

@@ -50,7 +50,8 @@ def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
     longer fixed by
     the default, and one the user fixes loses the default's prior, the default's group
     effects on it and its place in the default's sampler splits (the user wrote none of them;
-    :func:`_merge_splits`).  A section of the wrong type is passed on as given, for the parser to name.
+    :func:`_merge_splits`).  A section of the wrong type is passed on as given, for the
+    parser to name.
     """
     out = copy.deepcopy(base)
     for key, value in user.items():
