@@ -372,47 +372,41 @@ def _check_noise_model(law: Law, likelihood: Likelihood) -> None:
 def _parse_sampler(table: Any, priors: Mapping[str, Prior]) -> SamplerSettings:
     """``[sampler]``: its keys are the fields of :class:`SamplerSettings`."""
     check_keys(table, SamplerSettings.keys(), "[sampler]")
-    if "sum_split" in table:
-        _check_sum_split(table["sum_split"], priors)
-    if "slope_split" in table:
-        _check_slope_split(table["slope_split"], priors)
+    for key in _SPLITS:
+        if key in table:
+            _check_split(key, table[key], priors)
     return SamplerSettings.from_dict(table)
 
 
-def _check_sum_split(names: Any, priors: Mapping[str, Prior]) -> None:
-    """``sampler.sum_split``: two or more sampled parameters with LogNormal priors."""
-    how = ('e.g. sum_split = ["E", "c"]: sampled parameters with LogNormal priors, sampled as '
-           "the log of their sum and the logs of their ratios to the first; [] turns it off")
+#: Each sampler split: how many names it takes (None: two or more) and how to write it.
+_SPLITS = {
+    "sum_split": (None, 'e.g. sum_split = ["E", "c"]: sampled parameters with LogNormal '
+                        "priors, sampled as the log of their sum and the logs of their ratios "
+                        "to the first; [] turns it off"),
+    "slope_split": (3, 'e.g. slope_split = ["E", "a", "alpha"] for E + a (N/N_ref)^-alpha: '
+                       "three sampled parameters with LogNormal priors (floor, coefficient, "
+                       "exponent), sampled as the level log(E + a), the share log(a / E) and "
+                       "the slope log(a alpha); [] turns it off"),
+}
+
+
+def _check_split(key: str, names: Any, priors: Mapping[str, Prior]) -> None:
+    """``sampler.<key>``, ``sum_split`` or ``slope_split``: names checked.
+
+    Different sampled parameters with LogNormal priors, as many as the split takes.
+    """
+    count, how = _SPLITS[key]
     if names == [] or names == ():
         return
+    need = "two or more different parameters" if count is None else "three different parameters"
     if (not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names)
-            or len(set(names)) != len(names) or len(names) == 1):
-        raise SpecError(f"sampler.sum_split must name two or more different parameters, got "
-                        f"{names!r}; {how}")
+            or len(set(names)) != len(names)
+            or (len(names) < 2 if count is None else len(names) != count)):
+        raise SpecError(f"sampler.{key} must name {need}, got {names!r}; {how}")
     for name in names:
         if name not in priors:
-            raise SpecError(f"sampler.sum_split: {name!r} is not a sampled parameter with a "
+            raise SpecError(f"sampler.{key}: {name!r} is not a sampled parameter with a "
                             f"prior in [priors]; {how}")
         if priors[name].dist != "LogNormal":
-            raise SpecError(f"sampler.sum_split: the prior of {name!r} is {priors[name].dist}, "
+            raise SpecError(f"sampler.{key}: the prior of {name!r} is {priors[name].dist}, "
                             f"not LogNormal; {how}")
-
-
-def _check_slope_split(names: Any, priors: Mapping[str, Prior]) -> None:
-    """``sampler.slope_split``: a floor, a coefficient and its exponent, LogNormal priors."""
-    how = ('e.g. slope_split = ["E", "a", "alpha"] for E + a (N/N_ref)^-alpha: three sampled '
-           "parameters with LogNormal priors (floor, coefficient, exponent), sampled as the "
-           "level log(E + a), the share log(a / E) and the slope log(a alpha); [] turns it off")
-    if names == [] or names == ():
-        return
-    if (not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names)
-            or len(set(names)) != 3 or len(names) != 3):
-        raise SpecError(f"sampler.slope_split must name three different parameters, got "
-                        f"{names!r}; {how}")
-    for name in names:
-        if name not in priors:
-            raise SpecError(f"sampler.slope_split: {name!r} is not a sampled parameter with a "
-                            f"prior in [priors]; {how}")
-        if priors[name].dist != "LogNormal":
-            raise SpecError(f"sampler.slope_split: the prior of {name!r} is "
-                            f"{priors[name].dist}, not LogNormal; {how}")

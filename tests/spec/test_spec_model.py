@@ -208,6 +208,17 @@ def test_sum_split_transform_round_trip_and_jacobian():
         assert f_jac({u: x}) == pytest.approx(numeric, rel=1e-6)
 
 
+def _prior_draws_follow(model, joint, spec, names):
+    """The joint split variable's prior draws have each parameter's LogNormal prior."""
+    import pymc as pm
+
+    logs = np.log(pm.draw(model[joint], draws=20000, random_seed=1))
+    for i, name in enumerate(names):
+        prior = spec.priors[name].params
+        assert logs[:, i].mean() == pytest.approx(prior["mu"], abs=0.03)
+        assert logs[:, i].std() == pytest.approx(prior["sigma"], rel=0.03)
+
+
 def test_slope_split_transform_round_trip_and_jacobian():
     """(E, a, alpha) <-> (log(E + a), log(a / E), log(a alpha)) is a bijection, and its
     log-Jacobian is the log-determinant of the backward map, by finite differences, also far
@@ -240,7 +251,6 @@ def test_slope_split_keeps_the_model(small_data):
     the Jacobians and with them (the transform's log-Jacobian is log E + log a + log alpha,
     exactly the log transforms' it replaces), and its prior draws follow the LogNormal
     priors. A user who fixes one of the three drops the split (it needs all three)."""
-    import pymc as pm
 
     d = load_spec(law="iso_depth_eff").to_dict()
     d["sampler"]["slope_split"] = []  # the shipped default samples the split
@@ -266,11 +276,7 @@ def test_slope_split_keeps_the_model(small_data):
             other[f"{joint}_slopesplit__"] = np.array([np.log(E + a), np.log(a / E),
                                                        np.log(a * alpha)])
             assert logp_paired(other) == pytest.approx(logp_plain(point), rel=1e-9)
-    logs = np.log(pm.draw(paired[joint], draws=20000, random_seed=1))
-    for i, name in enumerate(names):
-        prior = spec.priors[name].params
-        assert logs[:, i].mean() == pytest.approx(prior["mu"], abs=0.03)
-        assert logs[:, i].std() == pytest.approx(prior["sigma"], rel=0.03)
+    _prior_draws_follow(paired, joint, spec, names)
     from bayeslaw.spec.catalog import _merge
 
     merged = _merge(split.to_dict(), {"fixed": {"alpha": 0.3}})  # as over a law's default
@@ -342,7 +348,6 @@ def test_sum_and_slope_split_together_keep_the_model(small_data):
     coordinates' to rtol 1e-9 without the Jacobians, and with them after adding the log
     transforms' Jacobian the joint one replaces (checked as a difference: the sum split's
     Jacobian differs from the log transforms')."""
-    import pymc as pm
 
     from bayeslaw.model.transforms import sum_slope_transform
 
@@ -374,11 +379,7 @@ def test_sum_and_slope_split_together_keep_the_model(small_data):
             shift = (float(tr.log_jac_det(other[f"{joint}_sumslope__"]).eval())
                      - float(np.log(x).sum())) if jacobian else 0.0
             assert logp_paired(other) == pytest.approx(logp_plain(point) + shift, rel=1e-9)
-    logs = np.log(pm.draw(paired[joint], draws=20000, random_seed=1))
-    for i, name in enumerate(names):
-        prior = plain_spec.priors[name].params
-        assert logs[:, i].mean() == pytest.approx(prior["mu"], abs=0.03)
-        assert logs[:, i].std() == pytest.approx(prior["sigma"], rel=0.03)
+    _prior_draws_follow(paired, joint, plain_spec, names)
 
 
 @pytest.mark.parametrize("names", [("E", "c"), ("E", "a", "c")])
@@ -386,7 +387,6 @@ def test_sum_split_keeps_the_model(small_data, names):
     """With ``sampler.sum_split`` the graph is the same model sampled in other coordinates:
     its density of the constrained values (no Jacobian) equals the default coordinates' at
     the same point, and its prior draws follow the LogNormal priors."""
-    import pymc as pm
 
     d = load_spec(law="looped_total").to_dict()
     d["sampler"]["sum_split"] = []
@@ -409,11 +409,7 @@ def test_sum_split_keeps_the_model(small_data, names):
         other = {k: v for k, v in point.items() if k not in {f"{n}_log__" for n in names}}
         other[f"{joint}_sumsplit__"] = np.array([np.log(x.sum()), *np.log(x[1:] / x[0])])
         assert logp_paired(other) == pytest.approx(logp_plain(point), rel=1e-9)
-    logs = np.log(pm.draw(paired[joint], draws=20000, random_seed=1))
-    for i, name in enumerate(names):
-        prior = spec.priors[name].params
-        assert logs[:, i].mean() == pytest.approx(prior["mu"], abs=0.03)
-        assert logs[:, i].std() == pytest.approx(prior["sigma"], rel=0.03)
+    _prior_draws_follow(paired, joint, spec, names)
 
 
 def test_set_data_swaps_values_and_skips_an_equal_swap(small_data, monkeypatch):
