@@ -43,7 +43,7 @@ from ..errors import SpecError
 from .arithmetic import correlation_cholesky, link_of, link_value, mvn_chol_logp, vine_shapes
 from .noise import conditional_terms, curve_random, density_terms, noise_scale, walk_variance
 from .plan import Plan, groups_of, level_dim, level_order, order_name
-from .transforms import slope_split_vector, sum_slope_vector, sum_split_vector
+from .transforms import split_vector
 
 
 def cov_data_name(cov: str) -> str:
@@ -272,7 +272,7 @@ class LossModel:
         spec, law = self.spec, self.spec.law_obj
         theta: dict[str, Any] = {}
         scalars: dict[str, Any] = {}
-        split, slope = spec.sampler.sum_split, spec.sampler.slope_split
+        joint = spec.sampler.joint_names()
         block: dict[str, Any] = {}
         if spec.correlation is not None:  # the block's population values first: its levels'
             for name in spec.correlation.params:  # centre
@@ -283,12 +283,8 @@ class LossModel:
                 theta[p.name] = scalars[p.name] = pt.as_tensor(spec.fixed[p.name])
                 continue
             if p.name not in scalars:
-                if set(split) & set(slope) and p.name in (*split, *slope):  # both, at once
-                    scalars.update(sum_slope_vector(pm, spec, split, slope))
-                elif p.name in split:  # all of sum_split's parameters at once
-                    scalars.update(sum_split_vector(pm, spec, split))
-                elif p.name in slope:  # the floor, coefficient and exponent at once
-                    scalars.update(slope_split_vector(pm, spec, slope))
+                if p.name in joint:  # every split parameter at once
+                    scalars.update(split_vector(pm, spec))
                 else:
                     scalars[p.name] = spec.priors[p.name].create(p.name)
             effects = [e for e in spec.effects if e.param == p.name]

@@ -51,18 +51,6 @@ def sum_split_transform() -> Any:
     return SumSplit()
 
 
-def sum_split_vector(pm: Any, spec: ModelSpec, names: tuple[str, ...]) -> dict[str, Any]:
-    """The LogNormal parameters ``names`` as one variable ``<x>_<y>..._sum``.
-
-    It is sampled through :func:`sum_split_transform`, with a Deterministic per parameter.
-    """
-    mu = [spec.priors[n].params["mu"] for n in names]
-    sd = [spec.priors[n].params["sigma"] for n in names]
-    joint = pm.LogNormal("_".join(names) + "_sum", mu=mu, sigma=sd, shape=len(names),
-                         default_transform=None, transform=sum_split_transform())
-    return {n: pm.Deterministic(n, joint[i]) for i, n in enumerate(names)}
-
-
 def slope_split_transform() -> Any:
     """A PyMC transform of positive ``(E, a, alpha)`` to their level, share and slope.
 
@@ -106,19 +94,6 @@ def slope_split_transform() -> Any:
             return value[..., 0] + value[..., 2] - pt.softplus(value[..., 1])
 
     return SlopeSplit()
-
-
-def slope_split_vector(pm: Any, spec: ModelSpec, names: tuple[str, ...]) -> dict[str, Any]:
-    """The LogNormal parameters ``names`` (floor, coefficient, exponent) as one variable.
-
-    It is named ``<floor>_<coef>_<exponent>_slope`` and sampled through
-    :func:`slope_split_transform`, with a Deterministic per parameter.
-    """
-    mu = [spec.priors[n].params["mu"] for n in names]
-    sd = [spec.priors[n].params["sigma"] for n in names]
-    joint = pm.LogNormal("_".join(names) + "_slope", mu=mu, sigma=sd, shape=len(names),
-                         default_transform=None, transform=slope_split_transform())
-    return {n: pm.Deterministic(n, joint[i]) for i, n in enumerate(names)}
 
 
 def sum_slope_transform(coef: int) -> Any:
@@ -166,17 +141,35 @@ def sum_slope_transform(coef: int) -> Any:
     return SumSlope()
 
 
-def sum_slope_vector(pm: Any, spec: ModelSpec, split: tuple[str, ...],
-                     slope: tuple[str, ...]) -> dict[str, Any]:
-    """``split``'s parameters and ``slope``'s exponent as one variable ``<names>_slope``.
+def joint_vector(pm: Any, spec: ModelSpec, names: tuple[str, ...], suffix: str,
+                 transform: Any) -> dict[str, Any]:
+    """The LogNormal parameters ``names`` as one variable ``<x>_<y>..._<suffix>``.
 
-    Sampled through :func:`sum_slope_transform`, with a Deterministic per parameter.
+    It is sampled through ``transform`` (a split's), with a Deterministic per parameter.
     """
-    names = (*split, slope[2])
     mu = [spec.priors[n].params["mu"] for n in names]
     sd = [spec.priors[n].params["sigma"] for n in names]
-    joint = pm.LogNormal("_".join(names) + "_slope", mu=mu, sigma=sd, shape=len(names),
-                         default_transform=None,
-                         transform=sum_slope_transform(split.index(slope[1])))
+    joint = pm.LogNormal("_".join(names) + "_" + suffix, mu=mu, sigma=sd, shape=len(names),
+                         default_transform=None, transform=transform)
     return {n: pm.Deterministic(n, joint[i]) for i, n in enumerate(names)}
 
+
+def split_vector(pm: Any, spec: ModelSpec) -> dict[str, Any]:
+    """Every parameter of the spec's sampler splits, through its joint variable.
+
+    ``sum_split`` as ``<names>_sum`` (:func:`sum_split_transform`), ``slope_split`` as
+    ``<names>_slope`` (:func:`slope_split_transform`), both at once, when they share the
+    floor and the coefficient, as ``<sum names>_<exponent>_slope``
+    (:func:`sum_slope_transform`); the names as
+    :meth:`~bayeslaw.spec.settings.SamplerSettings.joint_names` gives them.
+    """
+    split, slope = spec.sampler.sum_split, spec.sampler.slope_split
+    out: dict[str, Any] = {}
+    if split and slope and set(split) & set(slope):
+        return joint_vector(pm, spec, (*split, slope[2]), "slope",
+                            sum_slope_transform(split.index(slope[1])))
+    if split:
+        out.update(joint_vector(pm, spec, split, "sum", sum_split_transform()))
+    if slope:
+        out.update(joint_vector(pm, spec, slope, "slope", slope_split_transform()))
+    return out
