@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from ..spec.settings import splits_clash
+
 #: divergences "sit" at an element's low or high values past this many standard errors of the
 #: mean rank (two-sided, about one element in 16,000 passes by chance: few in a large model)
 DIVERGENCE_Z = 4.0
@@ -208,9 +210,7 @@ def _slope_remedy(ridge: list[tuple[str, str]], scalars: set[str], settings: Any
         for triple in SLOPE_TRIPLES:
             if {a, b} <= set(triple) and set(triple) <= scalars:
                 names = ", ".join(f'"{n}"' for n in triple)
-                split = getattr(settings, "sum_split", ())
-                if set(split) & set(triple) and not (
-                        triple[0] in split and triple[1] in split and triple[2] not in split):
+                if splits_clash(getattr(settings, "sum_split", ()), triple):
                     continue  # not a slope_split this sum_split allows
                 return (f"a ridge between {a} and {b}: set slope_split = [{names}] in "
                         f"[sampler] (samples the level {triple[0]} + {triple[1]}, the share "

@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import SpecError
 from ..laws.registry import LAWS, get_law, law_for_columns
 from .model_spec import ModelSpec, parse_spec
+from .settings import splits_clash
 
 
 def _models_dir() -> Path:
@@ -104,9 +105,7 @@ def _merge_splits(out: dict[str, Any], user: Mapping[str, Any], freed: set[str])
         sampler["sum_split"] = split = kept if len(kept) > 1 else []
     if off and isinstance(slope, list) and set(slope) & off and "slope_split" not in given:
         sampler["slope_split"] = slope = []
-    if not (isinstance(split, list) and isinstance(slope, list) and set(split) & set(slope)):
-        return
-    if len(slope) == 3 and slope[0] in split and slope[1] in split and slope[2] not in split:
+    if not (isinstance(split, list) and isinstance(slope, list) and splits_clash(split, slope)):
         return
     if "sum_split" in given and "slope_split" not in given:
         sampler["slope_split"] = []

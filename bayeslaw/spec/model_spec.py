@@ -31,7 +31,7 @@ from .parts import (
     parse_flag,
     parse_prior,
 )
-from .settings import SamplerSettings
+from .settings import SamplerSettings, splits_clash
 
 #: Finite floats are below this (float64's largest is 1.8e308).
 LARGEST_NUMBER = 1.7e308
@@ -159,8 +159,7 @@ def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
     sampler = _parse_sampler(d.get("sampler", {}), priors)
     correlation = _parse_correlation(d.get("correlation"), effects)
     split, slope = sampler.sum_split, sampler.slope_split
-    if slope and set(split) & set(slope) and not (
-            slope[0] in split and slope[1] in split and slope[2] not in split):
+    if splits_clash(split, slope):
         raise SpecError(f"sampler.sum_split {list(split)} and sampler.slope_split "
                         f"{list(slope)} may share the floor and the coefficient (both, then "
                         f"the exponent is sampled as a slope beside the sum), not "

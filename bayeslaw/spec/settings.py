@@ -21,6 +21,19 @@ INITS = ("mode", "prior")
 SPLITS = ("sum_split", "slope_split")
 
 
+def splits_clash(sum_split: Any, slope_split: Any) -> bool:
+    """Whether a ``sum_split`` and a ``slope_split`` share names they may not share.
+
+    They may share the slope split's floor and coefficient, both (the exponent is then
+    sampled as a slope beside the sum); any other overlap samples a parameter two ways.
+    """
+    shared = set(sum_split) & set(slope_split)
+    if not shared:
+        return False
+    slope = tuple(slope_split)
+    return not (len(slope) == 3 and shared == set(slope[:2]))
+
+
 @dataclass(frozen=True)
 class SamplerSettings:
     """How a spec is sampled.
