@@ -57,7 +57,8 @@ def slope_split_transform() -> Any:
     For a term ``E + a (x / x_ref)^-alpha`` the data pin the level at the reference point,
     ``E + a``, and the slope there, ``d L / d log x = -a alpha``, while E, a and alpha
     themselves trade along a curved ridge (a larger exponent with a smaller coefficient and a
-    lower floor; posterior correlations near -0.99 on sweeps whose sizes cover one decade).
+    lower floor; rank correlations of E and a from -0.99 to -1.00 in the failed fits' diagnoses
+    of ``benchmarks/results/converge_select_{noslope,steps_default}_2026-12-03.csv``).
     The unconstrained coordinates are
 
         v = log(E + a),  l = log(a / E),  s = log(a alpha),
