@@ -18,8 +18,10 @@ elsewhere).  The fit, the forecasts and the log densities are therefore on ``y /
 the scale on which the protocol scores LL (:func:`bayeslaw.evaluation.metrics.curve_scores`
 gets ``y_scale=1``: already divided); RMSLE and MSCE do not depend on the scale.  The law is
 the default law of a table of curves (``curve_bend``) with its reference ``D = 1`` (each
-curve's last context point); ``--spec`` replaces that spec (then it must set its own
-reference).
+curve's last context point); ``--spec`` names another (a shipped name or a TOML path), whose
+reference is set to ``D = 1`` in the same way.  ``--spec curve_bend_indep`` (each curve's
+shape from its own points, the level and the noise pooled) was chosen on the selection
+splits for the pooled mode (``benchmarks/results/peers_selection_indep_2026-12-04.md``).
 
 Scores per curve on its targets (:func:`~bayeslaw.evaluation.metrics.curve_scores`): RMSLE of
 the predictive median, LL (mean log predictive density, :func:`bayeslaw.log_density`) and
@@ -50,9 +52,9 @@ curve's context span in log x), the widening learned on the context alone: its
 curves re-split by NSL-PFN's rule, the first part fitted, the widening that best forecasts the
 rest of the context (maximum mean log density) kept.  One more fit per data set (per curve
 alone); both rows are printed and judged.  ``--widen shared`` learns nothing on the data set
-scored: it applies one widening per span, :data:`SHARED_WIDENING`, the geometric mean of the
-two learned on the selection splits (DD and IC), so no context or target row of the scored
-data set chooses it.
+scored: it applies one widening per span (:data:`SHARED_WIDENINGS`, by mode and spec), the
+geometric mean of the two learned on the selection splits (DD and IC) with that mode and
+spec, so no context or target row of the scored data set chooses it.
 
 ``--out`` writes the printed tables as Markdown, atomically, with the exact command at the
 top; a folder gets ``peers_<mode>[_selection]_<date>.md``.
@@ -84,9 +86,9 @@ DATASETS = ("IC", "NMT", "LM", "BB", "DD", "Nano", "ColPret")
 NLP_NANO = ("NMT", "LM", "BB", "Nano")
 #: The data sets the issue allows for choosing the law's form, priors and noise.
 SELECTION = ("IC", "DD")
-#: The default spec: the default law of a table of curves (curve_bend) with the reference at
-#: each curve's last context point.
-DEFAULT_SPEC = {"law": "curve_bend", "reference": {"D": 1.0}}
+#: The default spec: the default law of a table of curves (curve_bend); every spec's reference
+#: is set to D = 1 (each curve's last context point, :func:`bench_spec`).
+DEFAULT_SPEC = "curve_bend"
 
 #: ``--widen shared``: ``(scale, rate)`` per context span, the geometric means of the widenings
 #: learned on DD's and IC's selection splits with ``--widen span`` (DD 0.98 / 14.51, IC 0.76 /
@@ -99,6 +101,11 @@ SHARED_WIDENING = (float(np.sqrt(0.98 * 0.76)), float(np.sqrt(14.51 * 20.23)))
 #: peers_selection_{dd,ic}_alone_widen_span_2026-12-03.md).
 SHARED_WIDENING_ALONE: tuple[float, float] | None = (float(np.sqrt(1.24 * 1.20)),
                                                      float(np.sqrt(7.89 * 0.08)))
+#: ``--widen shared`` per ``(mode, spec)``: the rule above for each spec that has one learned.
+SHARED_WIDENINGS: dict[tuple[str, str], tuple[float, float]] = {
+    ("pooled", "curve_bend"): SHARED_WIDENING,
+    ("alone", "curve_bend"): SHARED_WIDENING_ALONE,
+}
 
 #: Published figures, ``(RMSLE, LL, MSCE)`` per data set (None: not published), from
 #: ``../shared/data/nslpfn_bench/README.txt`` (the tables of Lee et al. 2025, 3 training runs).
@@ -130,15 +137,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "points, evenly in log x")
     p.add_argument("--selection", action="store_true", help="inner splits of the context "
                    "(IC, DD): fit each curve's first half, score the rest")
-    p.add_argument("--spec", help="a spec (TOML path or shipped name) instead of "
-                   "curve_bend with reference D = 1")
+    p.add_argument("--spec", default=DEFAULT_SPEC, help="a spec (TOML path or shipped "
+                   f"name; default {DEFAULT_SPEC}); its reference is set to D = 1")
     p.add_argument("--widen", nargs="?", const="span", choices=("tokens", "span", "shared"),
                    help="also score the forecast widened with the distance past each curve's "
                    "context (bayeslaw.Widening), learned on the context alone: one more fit "
                    "per data set; the distance in units of the curve's context span in log x "
                    "(span, the default: chosen on DD and IC's selection splits) or in e-folds "
                    "of x (tokens); shared: no learning, the selection splits' widening "
-                   "(SHARED_WIDENING)")
+                   "(SHARED_WIDENINGS)")
     p.add_argument("--data", type=Path, default=DATA, help=f"default {DATA}")
     p.add_argument("--out", help="Markdown results file, or a folder for "
                    "peers_<mode>_<date>.md")
@@ -275,15 +282,31 @@ def learn_widening(frame: pd.DataFrame, spec: object, args: argparse.Namespace) 
                              "context", per_span=args.widen == "span")
 
 
-def shared_widening(mode: str = "pooled") -> bl.Widening:
-    """``--widen shared``: :data:`SHARED_WIDENING` (pooled) or :data:`SHARED_WIDENING_ALONE`,
-    per context span, learned on nothing here."""
-    scale, rate = SHARED_WIDENING if mode == "pooled" else SHARED_WIDENING_ALONE or (0, 0)
-    if not scale:
-        raise SystemExit("--widen shared in --mode alone: SHARED_WIDENING_ALONE is not learned "
-                         "yet (run --selection --mode alone --widen span on DD and IC)")
-    return bl.Widening(scale, rate, source=f"DD and IC selection splits, {mode} fits "
+def shared_pair(mode: str, spec: str) -> tuple[float, float]:
+    """``(scale, rate)`` of ``--widen shared`` for ``mode`` and the spec named ``spec``."""
+    pair = SHARED_WIDENINGS.get((mode, spec))
+    if pair is None:
+        raise SystemExit(f"--widen shared: no widening learned for --mode {mode} --spec {spec} "
+                         f"(learned: {sorted(SHARED_WIDENINGS)}); run --selection --mode {mode} "
+                         "--widen span on DD and IC with that spec and add their geometric mean "
+                         "to SHARED_WIDENINGS")
+    return pair
+
+
+def shared_widening(mode: str = "pooled", spec: str = DEFAULT_SPEC) -> bl.Widening:
+    """``--widen shared``: the widening of :data:`SHARED_WIDENINGS` for ``mode`` and
+    ``spec``, per context span, learned on nothing here."""
+    scale, rate = shared_pair(mode, spec)
+    return bl.Widening(scale, rate, source=f"DD and IC selection splits, {mode} fits of {spec} "
                        "(geometric mean)", per_span=True)
+
+
+def bench_spec(spec: str) -> object:
+    """The spec ``spec`` (a shipped name or a TOML path) with its reference at D = 1: each
+    curve's last context point, the scale :func:`normalise` puts every curve on."""
+    d = bl.load_spec(spec).to_dict()
+    d["reference"] = {"D": 1.0}
+    return bl.ModelSpec.from_dict(d)
 
 
 def learn_widening_alone(frame: pd.DataFrame, spec: object, args: argparse.Namespace
@@ -323,7 +346,7 @@ def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace,
              "runs": ", ".join(runs[:2]) + (f" and {len(runs) - 2} more" if len(runs) > 2 else "")}
     try:
         if widen is None and args.widen:
-            widen = (shared_widening(args.mode) if args.widen == "shared"
+            widen = (shared_widening(args.mode, args.spec) if args.widen == "shared"
                      else learn_widening(frame, spec, args))
         fit = fit_context(context, spec, args)
         pred = bl.predict(fit, target[["run", "D"]], seed=args.seed)
@@ -360,7 +383,13 @@ ALONE_RUN = "curve"
 def alone_spec(spec: object) -> object:
     """The spec for one curve fitted by itself: no effects by curve (a population of one
     curve has no spread to learn) and one noise scale."""
-    d = bl.load_spec(spec).with_pooling("complete").to_dict()
+    loaded = bl.load_spec(spec)
+    if any(e.pooling == "none" for e in loaded.effects):
+        raise SystemExit(f"--mode alone with {loaded.law}'s spec of fixed-spread effects "
+                         "(pooling = 'none'): fitted alone, a curve would get the effects' "
+                         "centres' priors, not its own; use --mode pooled, or a spec with "
+                         "partially pooled effects (curve_bend)")
+    d = loaded.with_pooling("complete").to_dict()
     d["likelihood"]["sigma_by"] = "none"
     d["likelihood"].pop("sigma_spread", None)
     return bl.ModelSpec.from_dict(d)
@@ -493,7 +522,7 @@ def header(args: argparse.Namespace, argv: list[str]) -> str:
              f"Command: `{shlex.join(['python', 'benchmarks/bench_peers.py', *argv])}`",
              f"Commit: {commit}" + (" with uncommitted changes" if dirty.strip() else ""),
              f"Date: {datetime.date.today().isoformat()}",
-             f"Mode: {args.mode}; spec: {args.spec or DEFAULT_SPEC}; draws / tune / chains: "
+             f"Mode: {args.mode}; spec: {args.spec} (reference D = 1); draws / tune / chains: "
              f"{args.draws or 'spec'} / {args.tune or 'spec'} / {args.chains or 'spec'}; "
              f"seed {args.seed}"]
     if args.max_context is not None:
@@ -502,7 +531,8 @@ def header(args: argparse.Namespace, argv: list[str]) -> str:
     if args.widen == "shared":
         lines.append("Widened rows: bands widened by the one bayeslaw.Widening learned on DD's "
                      "and IC's selection splits, scale {:.3f}, rate {:.2f} per context span "
-                     "(--widen shared; see the script's docstring).".format(*SHARED_WIDENING))
+                     "(--widen shared; see the script's docstring).".format(
+                         *shared_pair(args.mode, args.spec)))
     elif args.widen:
         lines.append("Widened rows: bands widened by a bayeslaw.Widening learned on the "
                      "context alone (--widen; see the script's docstring).")
@@ -580,7 +610,7 @@ def main(argv: list[str] | None = None) -> None:
     if not hasattr(bl, "log_density"):
         raise SystemExit("this bayeslaw has no bl.log_density (the log predictive density of "
                          "held-out rows, which the LL score needs)")
-    spec = args.spec or DEFAULT_SPEC
+    spec = bench_spec(args.spec)
     top = header(args, argv)
     print(top, flush=True)
     scored = {}
