@@ -34,8 +34,9 @@ and densities), the fits' worst R-hat and total divergences, and the 50% / 90% b
 per curve (each curve's share of targets inside, the mean over curves, with the
 Clopper-Pearson interval over curves).
 
-Modes: ``--mode pooled`` fits one model per data set on every curve's context (the curves'
-coefficients partially pooled); ``--mode alone`` fits each curve by itself.  ``--max-context
+Modes: ``--mode pooled`` fits one model per data set on every curve's context (what the
+spec shares across curves is shared: with the default, the level and the noise);
+``--mode alone`` fits each curve by itself.  ``--max-context
 N`` thins each curve's context to at most N points spread evenly in log x (said in the
 output).  The published rows (NSL-PFN, LC-PFN, MCMC) are the README's figures
 (:data:`PUBLISHED`).  Targets, judged in pooled mode on ColPret and NLP+Nano: RMSLE and MSCE
@@ -105,14 +106,11 @@ SHARED_WIDENING = (float(np.sqrt(0.98 * 0.76)), float(np.sqrt(14.51 * 20.23)))
 SHARED_WIDENING_ALONE: tuple[float, float] | None = (float(np.sqrt(1.24 * 1.20)),
                                                      float(np.sqrt(7.89 * 0.08)))
 #: ``--widen shared`` per ``(mode, spec)``: the rule above for each spec that has one learned.
-#: (``curve_bend_population`` was named ``curve_bend`` when its two were learned.)  Pooled
-#: ``curve_bend``: DD 1.43 / 4.95, IC 1.23 / 0.00 (benchmarks/results/
-#: peers_selection_{dd,ic}_curve_bend_indep_widen_span_2026-12-04.md, the spec then named
-#: curve_bend_indep), learned before any other data set was scored with this spec.
+#: (``curve_bend_population`` was named ``curve_bend`` when its two were learned.)  Keyed by
+#: the spec's shipped name (a path is not matched).
 SHARED_WIDENINGS: dict[tuple[str, str], tuple[float, float]] = {
     ("pooled", "curve_bend_population"): SHARED_WIDENING,
     ("alone", "curve_bend_population"): SHARED_WIDENING_ALONE,
-    ("pooled", "curve_bend"): (float(np.sqrt(1.43 * 1.23)), float(np.sqrt(4.95 * 0.00))),
 }
 
 #: Published figures, ``(RMSLE, LL, MSCE)`` per data set (None: not published), from
@@ -298,8 +296,8 @@ def shared_pair(mode: str, spec: str) -> tuple[float, float]:
     if pair is None:
         raise SystemExit(f"--widen shared: no widening learned for --mode {mode} --spec {spec} "
                          f"(learned: {sorted(SHARED_WIDENINGS)}); run --selection --mode {mode} "
-                         "--widen span on DD and IC with that spec and add their geometric mean "
-                         "to SHARED_WIDENINGS")
+                         "--widen span on DD and IC with that spec (by its shipped name) and add "
+                         "their geometric mean to SHARED_WIDENINGS")
     return pair
 
 
@@ -314,7 +312,7 @@ def shared_widening(mode: str, spec: str) -> bl.Widening:
 def bench_spec(spec: str) -> object:
     """The spec ``spec`` (a shipped name or a TOML path) with its reference at D = 1: each
     curve's last context point, the scale :func:`normalise` puts every curve on."""
-    d = bl.load_spec(spec).to_dict()
+    d = bl.load_spec(spec, fallback="curve_bend").to_dict()  # overrides merge over curve_bend
     d["reference"] = {"D": 1.0}
     return bl.ModelSpec.from_dict(d)
 
@@ -570,9 +568,9 @@ def widening_line(result: Scored) -> str:
     over = (f"one widening for the {len(f)} curves, each fitted alone" if len(learned) == 1
             and len(f) > 1 else f"over {len(f)} fit(s)")
     return ("Widening learned on the context (NSL-PFN's rule applied to it; scale at the last "
-            f"context point, rate per unit of distance past it): scale {f['widen_scale'].min():.2f}"
-            f"-{f['widen_scale'].max():.2f}, rate {f['widen_rate'].min():.2f}-"
-            f"{f['widen_rate'].max():.2f} {over}, from "
+            f"context point, rate per unit of distance past it): scale {f['widen_scale'].min():.4g}"
+            f"-{f['widen_scale'].max():.4g}, rate {f['widen_rate'].min():.4g}-"
+            f"{f['widen_rate'].max():.4g} {over}, from "
             f"{int(learned['widen_points'].sum())} inner held-out points; distance "
             f"{'per context span' if f['widen_span'].all() else 'in e-folds of x'}.\n")
 
@@ -621,6 +619,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("this bayeslaw has no bl.log_density (the log predictive density of "
                          "held-out rows, which the LL score needs)")
     spec = bench_spec(args.spec)
+    if args.mode == "alone":
+        alone_spec(spec)  # refused here, before any output, when the spec cannot be fitted alone
+    if args.widen == "shared":
+        shared_pair(args.mode, args.spec)  # likewise: no widening learned for this spec
     top = header(args, argv)
     print(top, flush=True)
     scored = {}
