@@ -106,11 +106,15 @@ SHARED_WIDENING = (float(np.sqrt(0.98 * 0.76)), float(np.sqrt(14.51 * 20.23)))
 SHARED_WIDENING_ALONE: tuple[float, float] | None = (float(np.sqrt(1.24 * 1.20)),
                                                      float(np.sqrt(7.89 * 0.08)))
 #: ``--widen shared`` per ``(mode, spec)``: the rule above for each spec that has one learned.
-#: (``curve_bend_population`` was named ``curve_bend`` when its two were learned.)  Keyed by
-#: the spec's shipped name (a path is not matched).
+#: (``curve_bend_population`` was named ``curve_bend`` when its two were learned.)  Pooled
+#: ``curve_bend``: DD 1.299 / 6.336, IC 1.218 / 0 (benchmarks/results/
+#: peers_selection_{dd,ic}_curve_bend_widen_span_2026-12-04.md): IC's learned rate is 0, so the
+#: rule gives rate 0, a constant widening. Keyed by the spec's shipped name (a path is not
+#: matched).
 SHARED_WIDENINGS: dict[tuple[str, str], tuple[float, float]] = {
     ("pooled", "curve_bend_population"): SHARED_WIDENING,
     ("alone", "curve_bend_population"): SHARED_WIDENING_ALONE,
+    ("pooled", "curve_bend"): (float(np.sqrt(1.299 * 1.218)), 0.0),
 }
 
 #: Published figures, ``(RMSLE, LL, MSCE)`` per data set (None: not published), from

@@ -88,9 +88,27 @@ def coefficients_sentence(fit: Fit) -> str:
     return ("; ".join(f"`{p.name}`: {p.description}" for p in law.params)
             + f" (reference point {ref}); " + ", ".join(f"`{k}`" for k in textbook)
             + f" are the textbook coefficients of `{law.formula}`"
-            + ("; these are the population's values: each curve's own differ by its run "
-               "effects, whose spreads across curves are the `_by_run_sd` rows." if by_run
+            + (_by_run_sentence(spec) if by_run
                else "; `_sd` rows are the spreads of group effects." if spec.effects else "."))
+
+
+def _by_run_sentence(spec: Any) -> str:
+    """What the coefficient rows of a law with effects by run are.
+
+    The population's values (learned spreads), or the centres of fixed per-curve priors
+    (``pooling = "none"``).
+    """
+    learned = [e.param for e in spec.effects if e.group == C.RUN and e.pooling == "partial"]
+    fixed = [e.param for e in spec.effects if e.group == C.RUN and e.pooling == "none"]
+    text = "; these are the population's values: each curve's own differ by its run effects"
+    if learned:
+        text += (", whose spreads across curves are the `_by_run_sd` rows ("
+                 + ", ".join(f"`{p}`" for p in learned) + ")")
+    if fixed:
+        text += ("; " + ", ".join(f"`{p}`" for p in fixed) + " vary by curve with a fixed "
+                 "spread around a fixed centre (pooling = 'none'): their rows are those centres, "
+                 "not learned from the curves")
+    return text + "."
 
 
 def save_figure(fig: Any, path: str | Path, *, tight: bool = True) -> Path:

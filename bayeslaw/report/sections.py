@@ -89,7 +89,8 @@ def _spec_section(fit: Fit, title: str, level: int) -> Section:
         }, index=pd.Index([e.name for e in spec.effects], name="effect"))
         blocks.append(Block("Group effects: each parameter varies by the levels of a column, "
                             "added on its link scale (log for positive parameters, logit for "
-                            "shares) with a learned spread (partial pooling).", effects))
+                            "shares) with a learned spread (partial pooling) or, where the "
+                            "pooling column says none, a fixed one.", effects))
     else:
         blocks.append(Block("The spec has no group effects: every curve shares one set of "
                             "parameters (complete pooling)."))
