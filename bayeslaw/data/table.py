@@ -207,7 +207,11 @@ class LossData:
             cols = (key,) if isinstance(key, str) else tuple(key)
             if cols == (C.D,) and self.has_runs:
                 continue  # curves vary D within runs
-            n = len(self.frame[list(cols)].drop_duplicates())
+            rows = self.frame
+            steps_only = (C.EXIT_KIND in rows.columns and set(cols) <= set(C.EXIT_WEIGHTS))
+            if steps_only:  # a total's exit weights (its q) are no step of their own
+                rows = rows[rows[C.EXIT_KIND] == "step"]
+            n = len(rows[list(cols)].drop_duplicates())
             law = get_law(law_name)  # the parameters of the terms of these columns:
             learned = [p.name for p in law.params
                        if p.term is not None and set(law.term_covariates(p.term)) & set(cols)]
@@ -219,6 +223,11 @@ class LossData:
                     f"least {k} levels of {cols[0]} to identify its {cols[0]} term: add runs at "
                     f"other {cols[0]} values or fix that term's parameters in the spec "
                     f"([fixed] {', '.join(f'{p} = ...' for p in learned if p not in fixed)})")
+            if steps_only:
+                raise DataError(
+                    f"the step rows have {n} distinct exit step(s) T; law {law_name!r} needs at "
+                    f"least {k} to identify its T term (C, t3, gamma): add runs with a larger "
+                    "T_m (more exit steps logged)")
             raise DataError(
                 f"columns {list(cols)} have {n} distinct combination(s); law {law_name!r} needs "
                 f"at least {k} to identify its exponent: add runs of other sizes")

@@ -117,9 +117,13 @@ def covariates_beyond_N(fit: Fit) -> list[str]:
             if c not in (C.N, C.D, C.T_M, C.HORIZON)]
 
 
-def _needs_N_only(fit: Fit, what: str) -> None:
-    """Check the law's size and cost per token are one number ``N`` (with ``T_m``)."""
-    extra = covariates_beyond_N(fit)
+def _needs_N_only(fit: Fit, what: str, exits: bool = False) -> None:
+    """Check the law's size and cost per token are one number ``N`` (with ``T_m``).
+
+    ``exits``: a step law's exit columns are allowed (the caller gives them: its ``q``).
+    """
+    allowed = {*C.EXIT_WEIGHTS, C.EXIT_ENTROPY, C.EXIT_LATENT} if exits else set()
+    extra = [c for c in covariates_beyond_N(fit) if c not in allowed]
     if extra:
         raise SpecError(f"{what} searches or costs one model size N; law {fit.spec.law!r} "
                         f"also needs {extra}, so it is not defined for this law: forecast "
@@ -373,16 +377,23 @@ def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 
         (summing to 1) that each candidate has the lowest loss.
     """
     values = _candidates(fit, candidates)
-    if q is not None:
-        if fit.spec.law == "looped_steps_latent":
-            raise ArgumentError("law 'looped_steps_latent' compares depths under its latent "
-                                "exit distribution; q is for 'looped_steps' (or compare "
-                                "bayeslaw.total_loss(..., q=...) draws)")
-        rows = [exit_columns(t, q=_q_at(q, t)) for t in values]
-        columns = {**(columns or {}), **pd.DataFrame(rows).to_dict("list")}
+    columns = _with_q(fit, values, columns, q)
     table = _points(fit, np.full(len(values), float(N)), float(D), values, columns)
     return _best_of("best_T_m", fit, table, values, kind, seed,
                     f"at N = {N:.3g}, D = {D:.3g}{columns_text(columns)}")
+
+
+def _with_q(fit: Fit, values: Sequence[float], columns: Mapping[str, Any] | None,
+            q: Mapping[float, Sequence[float]] | None) -> Mapping[str, Any] | None:
+    """``columns`` with each candidate depth's exit columns under ``q`` (a step law's)."""
+    if q is None:
+        return columns
+    if fit.spec.law == "looped_steps_latent":
+        raise ArgumentError("law 'looped_steps_latent' compares depths under its latent "
+                            "exit distribution; q is for 'looped_steps' (or compare "
+                            "bayeslaw.total_loss(..., q=...) draws)")
+    rows = [exit_columns(t, q=_q_at(q, t)) for t in values]
+    return {**(columns or {}), **pd.DataFrame(rows).to_dict("list")}
 
 
 def _q_at(q: Mapping[float, Sequence[float]], T_m: float) -> Sequence[float]:
@@ -447,14 +458,17 @@ def best_T_m_at_budget(fit: Fit, N: float, budget: float,
                        candidates: Sequence[float] = (1, 2, 4, 8, 16), *,
                        cost_per_token: CostPerToken | None = None,
                        columns: Mapping[str, Any] | None = None, kind: str = "epistemic",
-                       seed: int = 0) -> Derived:
+                       seed: int = 0, q: Mapping[float, Sequence[float]] | None = None
+                       ) -> Derived:
     """As :func:`best_T_m` at a fixed compute budget: ``D = budget / cost(N, T_m)``.
 
     A deeper loop costs more per token, so at a fixed budget it sees fewer tokens
-    (``D = C / (6 N T_m)`` by default).
+    (``D = C / (6 N T_m)`` by default).  ``q`` as in :func:`best_T_m`: a step law's exit
+    distribution at each candidate depth (required by ``looped_steps``).
     """
     values = _candidates(fit, candidates)
-    _needs_N_only(fit, "best_T_m_at_budget")
+    _needs_N_only(fit, "best_T_m_at_budget", exits=True)
+    columns = _with_q(fit, values, columns, q)
     cost = cost_per_token or default_cost_per_token
     D = [float(budget / np.asarray(cost(np.array([float(N)]), t), float)[0]) for t in values]
     table = _points(fit, np.full(len(values), float(N)), D, values, columns)

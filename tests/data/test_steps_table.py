@@ -143,3 +143,20 @@ def test_the_entropy_weight_fixes_beta_H_unless_the_user_says_otherwise():
     named = resolve_spec("looped_steps", law=None, columns=data.columns,
                          data_fixed=fixed_by_data(data.frame))
     assert named.fixed["beta_H"] == 0.05
+
+
+@pytest.mark.parametrize("law", ["looped_steps", "looped_steps_latent"])
+def test_the_step_term_needs_three_exit_steps_not_counting_totals(law):
+    """A total's exit weights (its q) are not a step: T_m = 2 logs two steps, too few for
+    the T term, with or without totals (before, the totals' q counted as a third level)."""
+    from bayeslaw.laws.registry import get_law
+
+    spec = get_law(law)
+    for totals in (True, False) if law == "looped_steps" else (True,):  # latent: q from totals
+        raw = step_design(N=(1e8, 3e8, 1e9), T_m=(2,), D=(1e9, 2e9, 4e9), totals=totals)
+        data = bl.load(raw if law == "looped_steps" else raw.drop(columns="q"))
+        with pytest.raises(DataError, match="the step rows have 2 distinct exit step"):
+            data.require_levels(spec.covariates, law, spec.min_levels)
+    four = bl.load(step_design(N=(1e8, 3e8, 1e9), T_m=(2, 4), D=(1e9, 2e9, 4e9)))
+    four.require_levels(get_law("looped_steps").covariates, "looped_steps",
+                        get_law("looped_steps").min_levels)  # steps 1..4: enough

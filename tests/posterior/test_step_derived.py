@@ -79,6 +79,14 @@ def test_best_T_m_compares_the_totals(fits):
     assert p["T_m=8"] == pytest.approx(np.mean(totals.argmin(axis=1) == 2))
     with pytest.raises(ArgumentError, match="q gives no exit distribution for T_m = 16"):
         bl.best_T_m(fit, N, D, candidates=(8, 16), q=q)
+    # at a budget: each depth at its own D = budget / (6 N T_m), under its q
+    budget = 6 * N * 4 * D
+    at_budget = bl.best_T_m_at_budget(fit, N, budget, candidates=(2, 4, 8), q=q)
+    for t in (2, 4, 8):
+        np.testing.assert_allclose(at_budget.draws[f"T_m={t}"],
+                                   bl.total_loss(fit, N, budget / (6 * N * t), t, q=q[t]).draws,
+                                   rtol=1e-10)
+    assert sum(at_budget.columns["p_best"].values()) == pytest.approx(1.0)
     with pytest.raises(SpecError, match="step_gain needs a step law"):
         bl.step_gain(prior_fit(bl.load_spec(law="chinchilla"),
                                bl.load(bl.simulate.looped_sweep(points=4, T_m=(2,))[0]
