@@ -103,8 +103,7 @@ SHARED_WIDENING = (float(np.sqrt(0.98 * 0.76)), float(np.sqrt(14.51 * 20.23)))
 #: learned from every curve's own fit, :func:`learn_widening_alone`), on the same selection
 #: splits: DD 1.24 / 7.89, IC 1.20 / 0.08 (benchmarks/results/
 #: peers_selection_{dd,ic}_alone_widen_span_2026-12-03.md).
-SHARED_WIDENING_ALONE: tuple[float, float] | None = (float(np.sqrt(1.24 * 1.20)),
-                                                     float(np.sqrt(7.89 * 0.08)))
+SHARED_WIDENING_ALONE = (float(np.sqrt(1.24 * 1.20)), float(np.sqrt(7.89 * 0.08)))
 #: ``--widen shared`` per ``(mode, spec)``: the rule above for each spec that has one learned.
 #: (``curve_bend_population`` was named ``curve_bend`` when its two were learned.)  Pooled
 #: ``curve_bend``: DD 1.299 / 6.336, IC 1.218 / 0 (benchmarks/results/
@@ -408,11 +407,10 @@ def alone_spec(spec: object) -> object:
 
 
 def score_dataset(frame: pd.DataFrame, spec: object, args: argparse.Namespace) -> Scored:
-    """Every curve of a data set scored: one fit (pooled) or one per curve (alone)."""
+    """Every curve of a data set scored: one fit (pooled) or one per curve (alone: ``spec``
+    is then already :func:`alone_spec`'s)."""
     units = ([frame] if args.mode == "pooled"
              else [rows for _, rows in frame.groupby("run", sort=True)])
-    if args.mode == "alone":
-        spec = alone_spec(spec)
     curves, fits = [], []
     widen = (learn_widening_alone(frame, spec, args)
              if args.mode == "alone" and args.widen in ("span", "tokens") else None)
@@ -623,8 +621,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("this bayeslaw has no bl.log_density (the log predictive density of "
                          "held-out rows, which the LL score needs)")
     spec = bench_spec(args.spec)
-    if args.mode == "alone":
-        alone_spec(spec)  # refused here, before any output, when the spec cannot be fitted alone
+    if args.mode == "alone":  # before any output: refused when it cannot be fitted alone
+        spec = alone_spec(spec)
     if args.widen == "shared":
         shared_pair(args.mode, args.spec)  # likewise: no widening learned for this spec
     top = header(args, argv)
