@@ -79,21 +79,6 @@ def _group_deviations(pm: Any, pt: Any, name: str, z_name: str, sd: Any, dim: st
     return pm.Deterministic(name, eff, dims=dim)
 
 
-def _sheared(pm: Any, pt: Any, effect: Any, log_share: Any) -> Any:
-    """A fixed-sd effect's levels sampled offset by a share's log (``sampler.shear``).
-
-    The free variable ``<name>_shear ~ Normal(log share, sd)`` per level and the deviations
-    ``<name> = <name>_shear - log share``: a shear of the centered ``Normal(0, sd)`` levels
-    with unit Jacobian, so the model's density is the centered one's.  For ``curve_bend``
-    (``shear = ["f", "beta", "q"]``) the free coordinates are a curve's log slope
-    ``log(f beta)`` and log early excess ``log(f q / (1 - q))`` less their centres: what a
-    curve's points pin, where ``f``, ``beta`` and ``q`` themselves trade along a ridge.
-    """
-    dim = level_dim(effect.group)
-    free = pm.Normal(f"{effect.name}_shear", log_share, effect.scale, dims=dim)
-    return pm.Deterministic(effect.name, free - log_share, dims=dim)
-
-
 def _mvn_random(mu: Any, chol: Any, rng: np.random.Generator | None = None,
                 size: Any = None) -> np.ndarray:
     """Draws of ``MvNormal(mu, chol chol^T)`` (the ``[correlation]`` levels' prior)."""
@@ -289,13 +274,11 @@ class LossModel:
         scalars: dict[str, Any] = {}
         joint = spec.sampler.joint_names()
         block: dict[str, Any] = {}
-        shear, log_share = spec.sampler.shear, None
         if spec.correlation is not None:  # the block's population values first: its levels'
             for name in spec.correlation.params:  # centre
                 scalars[name] = spec.priors[name].create(name)
             block = self._correlated(pm, pt, scalars)
-        # a shear's share first: the others' levels are sampled offset by its log
-        for p in sorted(law.params, key=lambda q: q.name not in shear[:1]):
+        for p in law.params:
             if p.name in spec.fixed:
                 theta[p.name] = scalars[p.name] = pt.as_tensor(spec.fixed[p.name])
                 continue
@@ -308,12 +291,9 @@ class LossModel:
             if not effects:
                 theta[p.name] = scalars[p.name]
                 continue
-            levels = [block[e.name] if e.name in block else
-                      _sheared(pm, pt, e, log_share) if p.name in shear[1:] else
-                      self._deviations(pm, pt, e.name, e.scale, e.group) for e in effects]
-            if p.name in shear[:1]:  # the share's value at each level (one effect: checked)
-                log_share = pt.log(link_value(pt, scalars[p.name], p.link, levels))
-            deviations = [dev[codes[e.group]] for dev, e in zip(levels, effects, strict=True)]
+            deviations = [(block[e.name] if e.name in block else
+                           self._deviations(pm, pt, e.name, e.scale, e.group))[codes[e.group]]
+                          for e in effects]
             per_run = link_value(pt, scalars[p.name], p.link, deviations)
             theta[p.name] = pm.Deterministic(f"{p.name}_run", per_run, dims="run")[:, None]
         for name, value in law.natural(scalars, spec.reference).items():

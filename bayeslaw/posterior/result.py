@@ -285,8 +285,6 @@ def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
     # (sigma_z's deviations are sigma_log_dev; sigma itself is sampled)
     natural |= {n[:-2] for n in names if n.endswith("_z") and n != "sigma_z"} | (
         {"sigma_log_dev"} if "sigma_z" in names else set())
-    # sheared terms (sampler.shear): the deviations are the free variable less the share's log
-    natural |= {n[:-len("_shear")] for n in names if n.endswith("_shear")}
     return tuple(n for n in idata.posterior.data_vars if n in natural or n.endswith("_run"))
 
 

@@ -85,10 +85,7 @@ def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _merge_splits(out: dict[str, Any], user: Mapping[str, Any], freed: set[str]) -> None:
-    """The default's ``sum_split``, ``slope_split`` and ``shear`` give way to what the user wrote.
-
-    The default's ``shear`` is dropped when the user fixes one of its parameters or writes
-    ``[[effects]]`` of their own (it stands on the default's effects).
+    """The default's ``sum_split`` and ``slope_split`` give way to what the user wrote.
 
     A parameter the user fixed, or gave a prior other than LogNormal, leaves the default's
     splits (``sum_split`` keeps the rest if two or more remain; ``slope_split`` needs all
@@ -100,10 +97,6 @@ def _merge_splits(out: dict[str, Any], user: Mapping[str, Any], freed: set[str])
     if not isinstance(sampler, dict):
         return
     given = _section(user, "sampler")
-    shear = sampler.get("shear")
-    if ("shear" not in given and isinstance(shear, list)
-            and (set(shear) & set(freed) or "effects" in user)):
-        sampler["shear"] = []  # its effects are the user's now, or gone
     off = set(freed) | {n for n, p in _section(user, "priors").items()
                         if isinstance(p, Mapping) and p.get("dist") != "LogNormal"}
     split, slope = sampler.get("sum_split"), sampler.get("slope_split")

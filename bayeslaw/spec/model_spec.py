@@ -94,12 +94,9 @@ class ModelSpec:
         d = self.to_dict()
         d["effects"] = [e.to_dict() for e in effects]
         kept = {(e.param, e.group) for e in effects}
-        correlation = self.correlation
-        if correlation and not all((p, correlation.group) in kept for p in correlation.params):
+        if self.correlation and not all((p, self.correlation.group) in kept
+                                        for p in self.correlation.params):
             d.pop("correlation")  # its effects are gone (complete or changed pooling)
-            correlation = None
-        if shear_problem(self.law_obj, effects, correlation, self.sampler.shear):
-            d["sampler"]["shear"] = []  # its effects are gone or changed: sampled as written
         return parse_spec(d)
 
     def with_pooling(self, kind: str) -> ModelSpec:
@@ -172,9 +169,6 @@ def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
         raise SpecError(f"correlation.params and sampler.sum_split / slope_split share "
                         f"{sorted(shared)}: a parameter is sampled one way; drop it from one "
                         "of them")
-    problem = shear_problem(law, effects, correlation, sampler.shear)
-    if problem:
-        raise SpecError(f"sampler.shear {list(sampler.shear)}: {problem}; [] turns it off")
     return ModelSpec(
         law=law.name,
         reference=_parse_reference(law, d.get("reference", {})),
@@ -281,42 +275,6 @@ def _parse_effect(law: Law, i: int, e: Any, fixed: Mapping[str, float]) -> Effec
                   parse_centered(e.get("centered", "auto"), f"effects[{i}].centered"))
 
 
-def shear_problem(law: Law, effects: tuple[Effect, ...], correlation: Correlation | None,
-                  shear: tuple[str, ...]) -> str | None:
-    """What keeps ``sampler.shear`` from standing on these effects (None: nothing, or no shear).
-
-    A share (a positive parameter: log or logit link) and one or more others, all different,
-    each with exactly one effect, all by one group, none in a ``[correlation]`` block; the
-    others' effects with a fixed sd (``pooling = "none"``) and ``centered = true``: their
-    levels are then sampled as ``Normal(log share_level, sd)``, a unit-Jacobian shear of the
-    centered ``Normal(0, sd)`` (:func:`bayeslaw.model.graph._sheared`).
-    """
-    if not shear:
-        return None
-    if len(shear) < 2 or len(set(shear)) != len(shear):
-        return "needs a share and one or more other parameters, all different"
-    by = {}
-    for name in shear:
-        if name not in law.param_names:
-            return f"{name!r} is not a parameter of law {law.name!r}"
-        mine = [e for e in effects if e.param == name]
-        if len(mine) != 1:
-            return (f"{name!r} has {len(mine)} [[effects]] entries; each named parameter needs "
-                    "exactly one")
-        by[name] = mine[0]
-    if len({e.group for e in by.values()}) != 1:
-        return "the named parameters' effects must all be by one group"
-    if law.param(shear[0]).link not in ("log", "logit"):
-        return f"the share {shear[0]!r} must be positive (a log or logit link)"
-    if correlation is not None and set(shear) & set(correlation.params):
-        return "a sheared parameter may not be in the [correlation] block"
-    for name in shear[1:]:
-        if by[name].pooling != "none" or by[name].centered is not True:
-            return (f"the effect of {name!r} needs pooling = \"none\" and centered = true (a "
-                    "fixed sd: the shear then keeps the model)")
-    return None
-
-
 def _parse_correlation(table: Any, effects: tuple[Effect, ...]) -> Correlation | None:
     """``[correlation]``: its group, parameters and LKJ shape.
 
@@ -416,10 +374,6 @@ def _parse_sampler(table: Any, priors: Mapping[str, Prior]) -> SamplerSettings:
     for key in _SPLITS:
         if key in table:
             _check_split(key, table[key], priors)
-    shear = table.get("shear", [])
-    if not isinstance(shear, list | tuple) or not all(isinstance(n, str) for n in shear):
-        raise SpecError(f"sampler.shear must list parameter names, got {plain(shear)}; e.g. "
-                        'shear = ["f", "beta", "q"]; [] turns it off')
     return SamplerSettings.from_dict(table)
 
 

@@ -18,7 +18,7 @@ from ..errors import SpecError
 BACKENDS = ("nutpie", "pymc")
 INITS = ("mode", "prior")
 #: The settings that sample some parameters in other coordinates (a tuple of names each).
-SPLITS = ("sum_split", "slope_split", "shear")
+SPLITS = ("sum_split", "slope_split")
 
 
 def splits_clash(sum_split: Any, slope_split: Any) -> bool:
@@ -56,13 +56,6 @@ class SamplerSettings:
         ``alpha`` of ``E + a (N / N_ref)^-alpha``), sampled as the level ``log(E + a)``, the
         share ``log(a / E)`` and the slope ``log(a alpha)``
         (:func:`bayeslaw.model.transforms.slope_split_transform`); ``()`` turns it off.
-    shear : tuple of str
-        A share and the parameters whose group levels are sampled offset by its log
-        (``["f", "beta", "q"]`` for ``curve_bend``): each level of the others' effects is
-        sampled as its deviation plus the log of the share's value at that level, so a
-        curve's slope ``f beta`` and early excess ``f q / (1 - q)`` are one coordinate each.
-        A shear has unit Jacobian: the model is unchanged (:mod:`bayeslaw.model.graph`,
-        ``_sheared``); ``()`` turns it off.
     init : {"mode", "prior"}
         Start the chains at the posterior's mode (:mod:`bayeslaw.inference.warmstart`) or at the
         prior's centre.
@@ -76,7 +69,6 @@ class SamplerSettings:
     low_rank: bool | str = "auto"
     sum_split: tuple[str, ...] = ()
     slope_split: tuple[str, ...] = ()
-    shear: tuple[str, ...] = ()
     init: str = "mode"
 
     def __post_init__(self) -> None:
