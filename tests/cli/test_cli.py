@@ -28,7 +28,7 @@ def small_csv(tmp_path, small_sweep):
     return path
 
 
-def test_fit_command_writes_outputs(small_csv, tmp_path, capsys, small_fit):
+def test_fit_command_writes_outputs(small_csv, tmp_path, capsys):
     out = tmp_path / "out"
     before = small_csv.read_bytes()
     code = main(["fit", str(small_csv), "--out", str(out), "--draws", "30", "--tune", "30",
@@ -238,7 +238,7 @@ def test_plot_command_extends_and_adds_N(tmp_path):
 
 
 @pytest.mark.slow
-def test_backtest_command(small_csv, tmp_path, capsys, small_fit):
+def test_backtest_command(small_csv, tmp_path, capsys):
     out = tmp_path / "bt"
     # 100 draws cannot converge: the warnings name the split, and --strict exits 3 saying why
     with pytest.warns(ConvergenceWarning, match=r"split '(inner )?prefix:0.5': sampling did not"):

@@ -215,7 +215,7 @@ MEASURED_MAPE = 0.0081
 
 
 @pytest.mark.slow
-def test_backtest_held_out_level_end_to_end(small_sweep, small_fit):
+def test_backtest_held_out_level_end_to_end(small_sweep):
     """T_m = 8 held out: its runs stay in the model unobserved (no recompilation)."""
     data, _ = small_sweep
     spec = load_spec(law="looped_total")

@@ -6,42 +6,17 @@ import numpy as np
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.inference.sampling import fit
-from bayeslaw.posterior.diagnostics import Thresholds
 from bayeslaw.posterior.prediction import predict
-from bayeslaw.simulate import looped_sweep
 
-from ..conftest import SAMPLER, SMALL
-
-
-def first_half_split():
-    """The small sweep's design with evenly spaced logs, and the mask of each run's first
-    half of tokens."""
-    frame, _ = looped_sweep(seed=21, spacing="linear", **SMALL)
-    data = bl.load(frame)
-    half = (data.frame["D"] <= 0.5 * data.frame.groupby("run")["D"].transform("max")).to_numpy()
-    return data, half
-
-
-def fit_first_half(seed: int):
-    """Fit the first halves, the second halves in the model unobserved (as a backtest does:
-    the same runs and levels as the session fit, so the compiled model is reused).
-
-    Settings: 4 x (1,000 tuning + 2,000 draws), started at the posterior's mode.  At 5d06e18
-    (no warm start) 1,000 + 1,000 ended at R-hat 1.016 on a fresh clone on another machine;
-    ``benchmarks/bench_fixtures.py`` measures the margin of these settings over 5 seeds
-    (``benchmarks/results/fixtures_warm_2026-12-01.csv``).
-    """
-    data, half = first_half_split()
-    train = data.select(half, "first half of each curve's tokens")
-    held = data.frame.loc[~half].reset_index(drop=True)
-    return fit(train, seed=seed, like=data, thresholds=Thresholds(min_ess=200),
-               **{**SAMPLER, "draws": 2000}), held
+from ..conftest import first_half_split
 
 
 @pytest.fixture(scope="module")
-def half_split():
-    return fit_first_half(8)
+def half_split(small_fit):
+    """The session fit (the first half of every curve, conftest's ``small_fit``) and the
+    second halves it forecasts."""
+    data, half, _ = first_half_split()
+    return small_fit, data.frame.loc[~half].reset_index(drop=True)
 
 
 @pytest.mark.slow
@@ -53,7 +28,7 @@ def test_no_held_out_loss_reaches_the_fit(monkeypatch):
     from bayeslaw.evaluation.backtesting import backtest
     from bayeslaw.spec.catalog import load_spec
 
-    data, half = first_half_split()
+    data, half, _ = first_half_split()
     frame = data.frame.copy()
     frame.loc[~half, "loss"] += 0.5
     moved = bl.load(frame)
