@@ -292,13 +292,40 @@ class LossModel:
                 theta[p.name] = scalars[p.name]
                 continue
             deviations = [(block[e.name] if e.name in block else
+                           self._valued(pm, pt, e, link_of(pt, scalars[p.name], p.link))
+                           if i == 0 and self._samples_values(e) else
                            self._deviations(pm, pt, e.name, e.scale, e.group))[codes[e.group]]
-                          for e in effects]
+                          for i, e in enumerate(effects)]
             per_run = link_value(pt, scalars[p.name], p.link, deviations)
             theta[p.name] = pm.Deterministic(f"{p.name}_run", per_run, dims="run")[:, None]
         for name, value in law.natural(scalars, spec.reference).items():
             pm.Deterministic(name, value)
         return theta
+
+    def _samples_values(self, effect: Any) -> bool:
+        """Whether a parameter's first effect is sampled as values (``centered_values``).
+
+        Only when centered at every level (a block's effects never reach here).
+        """
+        return self.spec.sampler.centered_values and bool(self.plan.mask(effect.name).all())
+
+    def _valued(self, pm: Any, pt: Any, effect: Any, centre: Any) -> Any:
+        """A centered term's levels sampled as values on the link scale (``centered_values``).
+
+        The free variable ``<name>_value ~ Normal(centre, sd)`` per level (``centre`` the
+        population value on the link scale) and the deviations ``<name> = <name>_value -
+        centre``: a shift of the centered ``Normal(0, sd)`` levels with unit Jacobian, so the
+        model's density is the same.  The data pin each level's value; as deviations, every
+        level traded with the population value along a ridge of as many dimensions as levels,
+        which a diagonal mass matrix cannot follow
+        (``benchmarks/results/peers_converge_2026-12-04/README.md``).
+        """
+        scale = effect.scale
+        sd = (scale.create(f"{effect.name}_sd") if not isinstance(scale, float)
+              else pt.as_tensor(scale))
+        dim = level_dim(effect.group)
+        value = pm.Normal(f"{effect.name}_value", centre, sd, dims=dim)
+        return pm.Deterministic(effect.name, value - centre, dims=dim)
 
     def _deviations(self, pm: Any, pt: Any, name: str, scale: Any, group: str) -> Any:
         """A group term's level deviations, its sd learned (a prior) or fixed (a number)."""

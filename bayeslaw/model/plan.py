@@ -242,12 +242,15 @@ def graph_key(spec: ModelSpec, structure: Structure,
               masks: tuple[tuple[str, tuple[bool, ...]], ...]) -> tuple[Any, ...]:
     """What the graph depends on: the compiled-model cache's key.
 
-    The spec less its sampler settings (but with ``sampler.sum_split`` and
-    ``sampler.slope_split``, which change the sampled coordinates), the structure and how many
+    The spec less its sampler settings (but with ``sampler.sum_split``,
+    ``sampler.slope_split`` and ``sampler.centered_values``, which change the sampled
+    coordinates), the structure and how many
     levels of each term are centered (:func:`centering_layout`; which ones is data).
     """
     graph = {k: v for k, v in spec.to_dict().items() if k not in ("sampler", "description")}
     graph["sum_split"] = list(spec.sampler.sum_split)
     if spec.sampler.slope_split:  # only when set: the keys of existing caches stay as they were
         graph["slope_split"] = list(spec.sampler.slope_split)
+    if spec.sampler.centered_values:  # as slope_split
+        graph["centered_values"] = True
     return json.dumps(graph, sort_keys=True), structure, centering_layout(spec, masks)

@@ -273,7 +273,8 @@ def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
     The textbook coefficients, the values per run, a ``[correlation]`` block's matrix (a
     function of its partial correlations, symmetric: its two halves would show as a perfect
     correlation; see :mod:`.diagnosis`), a sampler split's joint vector (its elements are the
-    parameters' own draws) and a non-centered term's deviations (its sd times its ``_z``).
+    parameters' own draws), a non-centered term's deviations (its sd times its ``_z``) and a
+    term sampled as values (its ``_value`` less the centre).
     """
     natural = set(spec.law_obj.natural_names)
     if spec.correlation is not None:
@@ -285,6 +286,8 @@ def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
     # (sigma_z's deviations are sigma_log_dev; sigma itself is sampled)
     natural |= {n[:-2] for n in names if n.endswith("_z") and n != "sigma_z"} | (
         {"sigma_log_dev"} if "sigma_z" in names else set())
+    # terms sampled as values (sampler.centered_values): the deviations are value - centre
+    natural |= {n[:-len("_value")] for n in names if n.endswith("_value")}
     return tuple(n for n in idata.posterior.data_vars if n in natural or n.endswith("_run"))
 
 

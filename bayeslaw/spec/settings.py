@@ -56,6 +56,11 @@ class SamplerSettings:
         ``alpha`` of ``E + a (N / N_ref)^-alpha``), sampled as the level ``log(E + a)``, the
         share ``log(a / E)`` and the slope ``log(a alpha)``
         (:func:`bayeslaw.model.transforms.slope_split_transform`); ``()`` turns it off.
+    centered_values : bool
+        Sample each centered group term's levels as values on the link scale (population
+        value plus deviation) rather than as deviations: the same model in other coordinates
+        (unit Jacobian), without the ridge between the population value and every level
+        (:meth:`bayeslaw.model.graph.LossModel._valued`).  A parameter's first effect only.
     init : {"mode", "prior"}
         Start the chains at the posterior's mode (:mod:`bayeslaw.inference.warmstart`) or at the
         prior's centre.
@@ -69,6 +74,7 @@ class SamplerSettings:
     low_rank: bool | str = "auto"
     sum_split: tuple[str, ...] = ()
     slope_split: tuple[str, ...] = ()
+    centered_values: bool = False
     init: str = "mode"
 
     def __post_init__(self) -> None:
@@ -85,6 +91,9 @@ class SamplerSettings:
                             f"{self.target_accept!r}")
         if self.backend not in BACKENDS:
             raise SpecError(f"sampler.backend must be 'nutpie' or 'pymc', got {self.backend!r}")
+        if not isinstance(self.centered_values, bool):
+            raise SpecError(f"sampler.centered_values must be true or false, got "
+                            f"{self.centered_values!r}")
         if self.init not in INITS:
             raise SpecError(f"sampler.init must be \"mode\" (chains start near the posterior's "
                             f"mode) or \"prior\" (at the prior's centre), got {self.init!r}")
