@@ -54,20 +54,23 @@ def test_logp_and_gradient_match_the_reference(entry):
 
 def _reparameterized() -> list[str]:
     """Entries whose shipped spec now samples some parameters through ``sampler.slope_split``
-    while the stored spec did not (the rest of the spec unchanged)."""
+    or ``sampler.centered_values`` while the stored spec did not (the rest of the spec
+    unchanged)."""
     out = []
     for entry, ref in sorted(REFERENCE.items()):
         shipped = bl.load_spec(entry.split("@")[0]).to_dict()
         stored = ModelSpec.from_dict(ref["spec"]).to_dict()
-        if shipped["sampler"]["slope_split"] and not stored["sampler"]["slope_split"]:
+        if any(shipped["sampler"][k] and not stored["sampler"][k]
+               for k in ("slope_split", "centered_values")):
             out.append(entry)
     return out
 
 
 def test_a_shipped_spec_is_reparameterized():
     """The test below has something to check (iso_depth_eff and the step laws took the
-    slope split)."""
-    assert {"iso_depth_eff", "looped_steps", "looped_steps_latent"} <= set(_reparameterized())
+    slope split, curve_bend the centered values)."""
+    assert {"iso_depth_eff", "looped_steps", "looped_steps_latent", "curve_bend"} <= set(
+        _reparameterized())
 
 
 def _constrained(point: dict, stored: ModelSpec) -> dict[str, float]:
@@ -88,11 +91,14 @@ def _constrained(point: dict, stored: ModelSpec) -> dict[str, float]:
 @pytest.mark.parametrize("entry", _reparameterized())
 def test_reparameterized_spec_has_the_reference_density(entry):
     """A shipped spec that now samples its floor, coefficient and exponent through
-    ``sampler.slope_split`` (alone, or beside its ``sum_split``) is the stored reference's
+    ``sampler.slope_split`` (alone, or beside its ``sum_split``), or its levels as values,
+    is the stored reference's
     model: the reference point mapped into the new coordinates has the reference's log
     density to rtol 1e-9, Jacobian included (the slope split's log-Jacobian is log E + log a
     + log alpha, the log transforms' it replaces; beside a sum split, alpha's log Jacobian
-    log alpha is its s - log a). Only the sampler settings differ."""
+    log alpha is its s - log a). With ``sampler.centered_values``, a term sampled as values
+    gets its stored deviations plus the population value (:func:`_to_values`). Only the
+    sampler settings differ."""
     import pytensor.tensor as pt
 
     from bayeslaw.model.transforms import (
@@ -125,6 +131,21 @@ def test_reparameterized_spec_has_the_reference_density(entry):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # PyTensor's BLAS notice
         model = LossModel(make_plan(spec, bl.load(pd.DataFrame(ref["data"])))).model
+        if spec.sampler.centered_values and not stored.sampler.centered_values:
+            _to_values(point, spec, model)
         assert set(point) == {v.name for v in model.value_vars}
         logp = float(model.compile_logp()(point))
     np.testing.assert_allclose(logp, ref["logp"], rtol=1e-9)
+
+
+def _to_values(point: dict, spec: ModelSpec, model: object) -> None:
+    """``sampler.centered_values``: each term the model samples as values gets its stored
+    deviations plus its parameter's population value on the link scale (the stored log or
+    log-odds coordinate: a parameter outside the splits)."""
+    valued = [v.name[:-len("_value")] for v in model.value_vars if v.name.endswith("_value")]
+    assert valued, "the shipped spec samples no term as values"
+    for name in valued:
+        param = next(e.param for e in spec.effects if e.name == name)
+        centre = next(point[f"{param}{s}"] for s in ("_log__", "_logodds__")
+                      if f"{param}{s}" in point)
+        point[f"{name}_value"] = point.pop(name) + centre

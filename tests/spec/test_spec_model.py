@@ -43,7 +43,7 @@ def test_user_spec_merges_over_default(tmp_path):
     # every key is checked (each of these loaded silently at 5d06e18): the error names the
     # key, its section and the allowed keys
     ({"sampler": {"draw": 500}}, r"unknown key\(s\) \['draw'\] in \[sampler\]; allowed keys: "
-                                 r"\['backend', 'chains', 'draws'"),
+                                 r"\['backend', 'centered_values', 'chains', 'draws'"),
     ({"sampler": {"chians": 2}}, r"\['chians'\] in \[sampler\]"),
     ({"effects": [{"param": "b", "group": "N", "centred": False}]},
      r"\['centred'\] in effects\[0\] \(the \[\[effects\]\] entry number 1\); allowed keys: "
@@ -465,6 +465,7 @@ def test_centered_values_keep_the_model(small_data, law):
     d = load_spec(law=law).to_dict()
     for e in d["effects"]:
         e["centered"] = True  # every level centered: each first effect is sampled as values
+    d["sampler"]["centered_values"] = False  # (curve_bend ships with them)
     plain = load_spec(d)
     d["sampler"]["centered_values"] = True
     valued = load_spec(d)
