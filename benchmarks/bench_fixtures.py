@@ -30,8 +30,9 @@ MARGIN = 1.005
 
 def _small_fit(seed):
     """The session fit of ``tests/conftest.py``: the first halves of the evenly logged small
-    sweep (until stop 47 two fits: this one, named ``half_split``, and one of the whole
-    log-spaced sweep, seed 11, named ``small_fit``)."""
+    sweep.  Until 323c1ed the suite made two such fits: this one (then named ``half_split``)
+    and one of the whole log-spaced sweep, seed 11 (then ``small_fit``, seed 5); the rows of
+    ``fixtures_warm_2026-12-01.csv`` carry the old names."""
     from tests.conftest import fit_first_half
 
     return fit_first_half(seed)

@@ -10,7 +10,8 @@ Graph layout (names used in the posterior):
 * ``<p>`` for every sampled law parameter (population value on the centered scale);
 * ``<p>_by_<g>_sd`` / ``<p>_by_<g>``: group effects added on the link scale of ``p``
   (log for positive parameters); centered, or non-centered through ``<p>_by_<g>_z``
-  (``centered = false`` in the spec);
+  (``centered = false`` in the spec), or with ``sampler.centered_values`` sampled as the
+  levels' values ``<p>_by_<g>_value`` (the deviations derived);
 * ``<p>_run``: the parameter per run when it has effects;
 * ``sigma`` (and ``sigma_spread``, ``sigma_log_dev`` or ``sigma_z``, ``sigma_run`` per
   run; a fraction of the law's value with ``sigma_relative``), ``nu``; ``sigma_decay``
@@ -291,11 +292,13 @@ class LossModel:
             if not effects:
                 theta[p.name] = scalars[p.name]
                 continue
+            valued = next((e.name for e in effects
+                           if e.name not in block and self._samples_values(e)), None)
             deviations = [(block[e.name] if e.name in block else
                            self._valued(pm, pt, e, link_of(pt, scalars[p.name], p.link))
-                           if i == 0 and self._samples_values(e) else
+                           if e.name == valued else
                            self._deviations(pm, pt, e.name, e.scale, e.group))[codes[e.group]]
-                          for i, e in enumerate(effects)]
+                          for e in effects]
             per_run = link_value(pt, scalars[p.name], p.link, deviations)
             theta[p.name] = pm.Deterministic(f"{p.name}_run", per_run, dims="run")[:, None]
         for name, value in law.natural(scalars, spec.reference).items():
@@ -303,9 +306,9 @@ class LossModel:
         return theta
 
     def _samples_values(self, effect: Any) -> bool:
-        """Whether a parameter's first effect is sampled as values (``centered_values``).
+        """Whether ``effect`` may be sampled as values (``centered_values``).
 
-        Only when centered at every level (a block's effects never reach here).
+        It must be centered at every level; a parameter's first such effect outside a block is.
         """
         return self.spec.sampler.centered_values and bool(self.plan.mask(effect.name).all())
 

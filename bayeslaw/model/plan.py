@@ -219,8 +219,13 @@ class Plan:
         Centered, data-rich terms leave strong linear correlations (population value vs
         level effects, E vs a vs c) that a low-rank mass matrix captures; with non-centered
         terms the diagonal one mixed better (measured at 37f6b95:
-        ``benchmarks/results/looped_total_sampler_2026-11-30.md``).
+        ``benchmarks/results/looped_total_sampler_2026-11-30.md``).  With
+        ``sampler.centered_values`` the diagonal one: the levels no longer trade with the
+        population value, and with the low-rank one the per-curve ridges of ``curve_bend``
+        mixed worst (``benchmarks/results/peers_converge_2026-12-04/README.md``).
         """
+        if self.spec.sampler.centered_values:  # no population-level ridge left to follow
+            return False
         return bool(self.centered) and all(any(mask) for _, mask in self.centered)
 
 

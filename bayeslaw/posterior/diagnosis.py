@@ -251,7 +251,9 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
         out.append(split)
     elif ridge:
         a, b = ridge[0]
-        low_rank = getattr(settings, "low_rank", "auto") is True
+        # levels sampled as values go with the diagonal mass matrix (Plan.prefers_low_rank)
+        low_rank = (getattr(settings, "low_rank", "auto") is True
+                    or getattr(settings, "centered_values", False))
         fix = f"a tighter prior on {a} or {b} in [priors] (or a value in [fixed])"
         out.append(f"a ridge between {a} and {b}: "
                    + (fix if low_rank else "set low_rank = true in [sampler] (nutpie adapts "

@@ -60,7 +60,9 @@ class SamplerSettings:
         Sample each centered group term's levels as values on the link scale (population
         value plus deviation) rather than as deviations: the same model in other coordinates
         (unit Jacobian), without the ridge between the population value and every level
-        (:meth:`bayeslaw.model.graph.LossModel._valued`).  A parameter's first effect only.
+        (:meth:`bayeslaw.model.graph.LossModel._valued`): a parameter's first effect that is
+        centered at every level, outside a ``[correlation]`` block.  ``low_rank = "auto"``
+        then picks the diagonal mass matrix.
     init : {"mode", "prior"}
         Start the chains at the posterior's mode (:mod:`bayeslaw.inference.warmstart`) or at the
         prior's centre.

@@ -146,6 +146,6 @@ def _to_values(point: dict, spec: ModelSpec, model: object) -> None:
     assert valued, "the shipped spec samples no term as values"
     for name in valued:
         param = next(e.param for e in spec.effects if e.name == name)
-        centre = next(point[f"{param}{s}"] for s in ("_log__", "_logodds__")
-                      if f"{param}{s}" in point)
-        point[f"{name}_value"] = point.pop(name) + centre
+        stored = [f"{param}{s}" for s in ("_log__", "_logodds__") if f"{param}{s}" in point]
+        assert stored, f"{param}: no stored log or log-odds coordinate to centre {name} on"
+        point[f"{name}_value"] = point.pop(name) + point[stored[0]]

@@ -451,18 +451,19 @@ def test_sampler_settings_round_trip_and_sum_split_errors():
         load_spec({"law": "chinchilla", "sampler": {"draw": 10}})
 
 
-@pytest.mark.parametrize("law", ["looped_total", "curve_bend"])
-def test_centered_values_keep_the_model(small_data, law):
+@pytest.mark.parametrize("name", ["looped_total", "curve_bend", "curve_bend_population"])
+def test_centered_values_keep_the_model(small_data, name):
     """With ``sampler.centered_values`` a parameter's first centered effect samples each
     level's value on the link scale, ``<effect>_value = link(centre) + deviation``: at the
     same point the density equals the deviations' to rtol 1e-9, with and without the
     Jacobians (a shift: unit Jacobian); the deviations stay in the posterior, derived; the
-    compiled model's key differs; a spec without centered effects is unchanged."""
+    compiled model's key differs; ``low_rank = "auto"`` picks the diagonal mass matrix; a
+    ``[correlation]`` block's effects (curve_bend_population) stay as they are."""
     from bayeslaw.model.arithmetic import link_of
     from bayeslaw.posterior.result import _derived
 
-    data = small_data if law == "looped_total" else bl.load(_curves())
-    d = load_spec(law=law).to_dict()
+    data = small_data if name == "looped_total" else bl.load(_curves())
+    d = load_spec(name).to_dict()  # the shipped spec of that name
     for e in d["effects"]:
         e["centered"] = True  # every level centered: each first effect is sampled as values
     d["sampler"]["centered_values"] = False  # (curve_bend ships with them)
@@ -476,9 +477,18 @@ def test_centered_values_keep_the_model(small_data, law):
     first = {}
     for e in plain.effects:
         first.setdefault(e.param, e)
-    names = {e.name for e in first.values()} - set(valued.correlation.params
-                                                  if valued.correlation else ())
+    block = {e.name for e in valued.effects if valued.correlation
+             and e.param in valued.correlation.params and e.group == valued.correlation.group}
+    names = {e.name for e in first.values()} - block
     assert names and {f"{n}_value" for n in names} <= set(b.named_vars)
+    # the diagonal mass matrix goes with it (low_rank = "auto")
+    assert not make_plan(valued, data).prefers_low_rank
+    if name == "looped_total":  # every term centered (the noise too): low-rank without it
+        every = {**plain.to_dict(), "likelihood": {**plain.to_dict()["likelihood"],
+                                                   "sigma_centered": True}}
+        assert make_plan(load_spec(every), data).prefers_low_rank
+        every["sampler"] = {**every["sampler"], "centered_values": True}
+        assert not make_plan(load_spec(every), data).prefers_low_rank
     assert not any(v.endswith("_value") for v in a.named_vars)
     import pytensor.tensor as pt
 
