@@ -3,12 +3,14 @@
 Run from the repository root::
 
     python benchmarks/results/peers_converge_2026-12-04/diagnose.py DD [--spec SPEC]
-        [--max-context N] [--seed S] [--save FIT.nc]
+        [--max-context N] [--seed S] [--save FIT.nc] [--full]
 
 Fits the selection split's context (the first part of each curve's context, NSL-PFN's rule;
 no target row is read) as ``bench_peers.py --selection --mode pooled`` does, then prints the
 fit's diagnostics, the variables' worst R-hat per element, per-chain medians of the worst
-ones, and the sampler's step sizes and tree depths per chain.
+ones, and the sampler's step sizes and tree depths per chain.  ``--full`` fits each curve's
+whole context instead, as the target runs do (the fit still reads no target row): for a
+diagnosis only, nothing is chosen on it.
 """
 
 import argparse
@@ -28,8 +30,10 @@ p.add_argument("--spec", default="curve_bend")
 p.add_argument("--max-context", type=int)
 p.add_argument("--seed", type=int, default=1)
 p.add_argument("--save")
+p.add_argument("--full", action="store_true", help="fit each curve's whole context, as the "
+               "target runs do (still no target row), not the selection split")
 a = p.parse_args()
-argv = ["--selection", "--datasets", a.dataset, "--seed", str(a.seed)]
+argv = ["--datasets", a.dataset, "--seed", str(a.seed)] + ([] if a.full else ["--selection"])
 if a.max_context:
     argv += ["--max-context", str(a.max_context)]
 args = bp.parse_args(argv)
