@@ -52,12 +52,15 @@ def test_strict_raises_on_short_run(small_sweep):
 
 
 def test_log_likelihood_matches_pymc(small_fit):
-    """The numpy pointwise log-likelihood equals PyMC's own on the same draws."""
+    """The numpy pointwise log-likelihood equals PyMC's own on the same draws, PyMC's from
+    the model the fit sampled: the whole sweep's design with the second halves unobserved."""
     import pymc as pm
 
     from bayeslaw.inference.modelcache import get_model
 
-    lm = get_model(small_fit.spec, small_fit.data)
+    from ..conftest import first_half_split
+
+    lm = get_model(small_fit.spec, small_fit.data, like=first_half_split()[0])
     sub = small_fit.idata.sel(draw=slice(0, 20))
     ref = pm.compute_log_likelihood(sub, model=lm.model, extend_inferencedata=False,
                                     progressbar=False)
