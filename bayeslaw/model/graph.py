@@ -80,6 +80,11 @@ def _group_deviations(pm: Any, pt: Any, name: str, z_name: str, sd: Any, dim: st
     return pm.Deterministic(name, eff, dims=dim)
 
 
+def _effect_sd(pt: Any, name: str, scale: Any) -> Any:
+    """A group term's sd: learned (``scale`` a prior, ``<name>_sd``) or fixed (a number)."""
+    return scale.create(f"{name}_sd") if not isinstance(scale, float) else pt.as_tensor(scale)
+
+
 def _mvn_random(mu: Any, chol: Any, rng: np.random.Generator | None = None,
                 size: Any = None) -> np.ndarray:
     """Draws of ``MvNormal(mu, chol chol^T)`` (the ``[correlation]`` levels' prior)."""
@@ -323,16 +328,14 @@ class LossModel:
         which a diagonal mass matrix cannot follow
         (``benchmarks/results/peers_converge_2026-12-04/README.md``).
         """
-        scale = effect.scale
-        sd = (scale.create(f"{effect.name}_sd") if not isinstance(scale, float)
-              else pt.as_tensor(scale))
+        sd = _effect_sd(pt, effect.name, effect.scale)
         dim = level_dim(effect.group)
         value = pm.Normal(f"{effect.name}_value", centre, sd, dims=dim)
         return pm.Deterministic(effect.name, value - centre, dims=dim)
 
     def _deviations(self, pm: Any, pt: Any, name: str, scale: Any, group: str) -> Any:
         """A group term's level deviations, its sd learned (a prior) or fixed (a number)."""
-        sd = scale.create(f"{name}_sd") if not isinstance(scale, float) else pt.as_tensor(scale)
+        sd = _effect_sd(pt, name, scale)
         return _group_deviations(pm, pt, name, f"{name}_z", sd, level_dim(group),
                                  self.plan.mask(name), order_name(name))
 

@@ -27,22 +27,28 @@ def test_recovery_truth_inside_94_interval(small_fit):
     assert d.min_ess_bulk >= 200, d
 
 
-def test_same_seed_same_draws(small_sweep):
-    data, _ = small_sweep
-    short = dict(draws=40, tune=40, chains=2)
+SHORT = dict(draws=40, tune=40, chains=2)
+
+
+@pytest.fixture(scope="module")
+def seed_9(small_sweep):
+    """A short fit with seed 9 (the two seed tests share it)."""
     with pytest.warns(ConvergenceWarning):
-        first, again = fit(data, seed=9, **short), fit(data, seed=9, **short)
+        return fit(small_sweep[0], seed=9, **SHORT)
+
+
+def test_same_seed_same_draws(small_sweep, seed_9):
+    with pytest.warns(ConvergenceWarning):
+        again = fit(small_sweep[0], seed=9, **SHORT)
     for name in ("E", "alpha", "b_run", "sigma_run"):
-        np.testing.assert_array_equal(again.draws(name), first.draws(name))
+        np.testing.assert_array_equal(again.draws(name), seed_9.draws(name))
 
 
-def test_different_seed_different_draws(small_sweep):
+def test_different_seed_different_draws(small_sweep, seed_9):
     """The same settings as :func:`test_same_seed_same_draws`, another seed: other draws."""
-    data, _ = small_sweep
-    short = dict(draws=40, tune=40, chains=2)
     with pytest.warns(ConvergenceWarning):
-        first, other = fit(data, seed=9, **short), fit(data, seed=10, **short)
-    assert not np.array_equal(other.draws("E"), first.draws("E"))
+        other = fit(small_sweep[0], seed=10, **SHORT)
+    assert not np.array_equal(other.draws("E"), seed_9.draws("E"))
 
 
 def test_strict_raises_on_short_run(small_sweep):

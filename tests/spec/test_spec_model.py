@@ -460,6 +460,7 @@ def test_centered_values_keep_the_model(small_data, name):
     compiled model's key differs; ``low_rank = "auto"`` picks the diagonal mass matrix; a
     ``[correlation]`` block's effects (curve_bend_population) stay as they are."""
     from bayeslaw.model.arithmetic import link_of
+    from bayeslaw.model.plan import correlated_terms
     from bayeslaw.posterior.result import _derived
 
     data = small_data if name == "looped_total" else bl.load(_curves())
@@ -471,21 +472,19 @@ def test_centered_values_keep_the_model(small_data, name):
     d["sampler"]["centered_values"] = True
     valued = load_spec(d)
     assert load_spec(valued.to_dict()) == valued and valued != plain
-    a = LossModel(make_plan(plain, data)).model
-    b = LossModel(make_plan(valued, data)).model
-    assert make_plan(plain, data).key != make_plan(valued, data).key
+    plan_a, plan_b = make_plan(plain, data), make_plan(valued, data)
+    a, b = LossModel(plan_a).model, LossModel(plan_b).model
+    assert plan_a.key != plan_b.key
     first = {}
     for e in plain.effects:
         first.setdefault(e.param, e)
-    block = {e.name for e in valued.effects if valued.correlation
-             and e.param in valued.correlation.params and e.group == valued.correlation.group}
-    names = {e.name for e in first.values()} - block
+    names = {e.name for e in first.values()} - correlated_terms(valued)
     assert names and {f"{n}_value" for n in names} <= set(b.named_vars)
     # the diagonal mass matrix goes with it (low_rank = "auto")
-    assert not make_plan(valued, data).prefers_low_rank
+    assert not plan_b.prefers_low_rank
     if name == "looped_total":  # every term centered (the noise too): low-rank without it
-        every = {**plain.to_dict(), "likelihood": {**plain.to_dict()["likelihood"],
-                                                   "sigma_centered": True}}
+        every = plain.to_dict()
+        every["likelihood"] = {**every["likelihood"], "sigma_centered": True}
         assert make_plan(load_spec(every), data).prefers_low_rank
         every["sampler"] = {**every["sampler"], "centered_values": True}
         assert not make_plan(load_spec(every), data).prefers_low_rank
