@@ -25,6 +25,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "BayeslawWarning": ("errors", "BayeslawWarning"),
     "best_T_m": ("posterior.derived", "best_T_m"),
     "best_T_m_at_budget": ("posterior.derived", "best_T_m_at_budget"),
+    "best_exit_distribution": ("posterior.derived", "best_exit_distribution"),
     "build_report": ("report.build", "build_report"),
     "bundled_path": ("simulate", "bundled_path"),
     "compare": ("evaluation.comparison", "compare"),
@@ -141,6 +142,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
     from .plots.sweep import plot_grid
     from .posterior.derived import (
         Derived,
+        best_exit_distribution,
         best_T_m,
         best_T_m_at_budget,
         compute_optimal,
@@ -205,6 +207,7 @@ __all__ = [
     "backtest",
     "best_T_m",
     "best_T_m_at_budget",
+    "best_exit_distribution",
     "build_report",
     "bundled_path",
     "compare",

@@ -10,6 +10,9 @@ central interval table.
   default (:math:`6 N` for laws without ``T_m``).
 * :func:`best_T_m`, :func:`best_T_m_at_budget`: the posterior probability that each
   recurrent depth gives the lowest loss, at fixed (N, D) or at a fixed compute budget.
+* :func:`step_gain`, :func:`total_loss`, :func:`best_exit_distribution`: a step law's gain of
+  one more recurrent step, its total under an exit distribution, and the exit distribution
+  with the lowest total.
 """
 
 from __future__ import annotations
@@ -327,13 +330,20 @@ def _best_of(name: str, fit: Fit, table: pd.DataFrame, candidates: Sequence[floa
         draws = mean_draws(fit, table, rng)
     else:
         raise ArgumentError(f"kind must be 'predictive' or 'epistemic', got {kind!r}")
+    return _ranked(name, draws, candidates,
+                   f"Loss per candidate depth T_m {where}, and the posterior probability "
+                   "p_best that each gives the lowest loss (new levels drawn from the "
+                   "population).")
+
+
+def _ranked(name: str, draws: np.ndarray, candidates: Sequence[float],
+            description: str) -> Derived:
+    """``draws`` (draws x candidates) keyed by depth, with the probability each is lowest."""
     keys = [f"T_m={t:g}" for t in candidates]
     winner = np.argmin(draws, axis=1)
     p_best = {k: float(np.mean(winner == i)) for i, k in enumerate(keys)}
-    return Derived(name, {k: draws[:, i] for i, k in enumerate(keys)},
-                   f"Loss per candidate depth T_m {where}, and the posterior probability "
-                   "p_best that each gives the lowest loss (new levels drawn from the "
-                   "population).", {"p_best": p_best})
+    return Derived(name, {k: draws[:, i] for i, k in enumerate(keys)}, description,
+                   {"p_best": p_best})
 
 
 def _candidates(fit: Fit, candidates: Sequence[float]) -> list[float]:
@@ -348,7 +358,8 @@ def _candidates(fit: Fit, candidates: Sequence[float]) -> list[float]:
 
 def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 4, 8, 16), *,
              columns: Mapping[str, Any] | None = None, kind: str = "epistemic",
-             seed: int = 0, q: Mapping[float, Sequence[float]] | None = None) -> Derived:
+             seed: int = 0, q: Mapping[float, Sequence[float]] | str | None = None
+             ) -> Derived:
     """Which recurrent depth gives the lowest loss at ``(N, D)``, per posterior draw.
 
     Parameters
@@ -365,10 +376,12 @@ def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 
         Compare the law's values (default) or new observed losses.
     seed : int
         Seed of the draws of new levels (and noise).
-    q : mapping, optional
+    q : mapping or "optimal", optional
         A step law's exit distribution at each candidate depth (``{4: [0.1, 0.2, 0.3, 0.4],
         ...}``): the total loss compared is under it.  Required by ``looped_steps`` (its
-        q is data); ``looped_steps_latent`` uses its latent ``q`` by default.
+        q is data); ``looped_steps_latent`` uses its latent ``q`` by default.  ``"optimal"``
+        compares each depth under its own best exit distribution, per draw
+        (:func:`best_exit_distribution`).
 
     Returns
     -------
@@ -377,6 +390,9 @@ def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 
         (summing to 1) that each candidate has the lowest loss.
     """
     values = _candidates(fit, candidates)
+    if _optimal(q):
+        return _best_optimal("best_T_m", fit, N, [float(D)] * len(values), values, columns,
+                             kind, seed, f"at N = {N:.3g}, D = {D:.3g}")
     columns = _with_q(fit, values, columns, q)
     table = _points(fit, np.full(len(values), float(N)), float(D), values, columns)
     return _best_of("best_T_m", fit, table, values, kind, seed,
@@ -411,9 +427,7 @@ def step_gain(fit: Fit, N: float, D: float, T_m: float, T: int, *, seed: int = 0
     A step law's (``looped_steps``, ``looped_steps_latent``) epistemic draws: positive where
     exiting one step later lowers the loss.  ``T + 1`` must be at most ``T_m``.
     """
-    if fit.spec.law not in STEP_LAWS:
-        raise SpecError(f"step_gain needs a step law ({', '.join(sorted(STEP_LAWS))}); the "
-                        f"fit's is {fit.spec.law!r}")
+    _needs_step_law(fit, "step_gain", "it compares a step law's exit steps")
     rows = pd.DataFrame([exit_columns(T_m, T=T), exit_columns(T_m, T=T + 1)])
     table = _points(fit, np.full(2, float(N)), float(D), float(T_m), rows.to_dict("list"))
     draws = mean_draws(fit, table, np.random.default_rng(seed))
@@ -431,46 +445,149 @@ def total_loss(fit: Fit, N: float, D: float, T_m: float, *, q: Sequence[float] |
     each step's loss, under ``q`` (one probability per step up to ``T_m``) or, for
     ``looped_steps_latent`` without ``q``, its latent exit distribution.
     """
-    if fit.spec.law not in STEP_LAWS:
-        raise SpecError(f"total_loss needs a step law ({', '.join(sorted(STEP_LAWS))}); the "
-                        f"fit's is {fit.spec.law!r}: use loss_at")
+    _needs_step_law(fit, "total_loss", "use loss_at")
     latent = fit.spec.law == "looped_steps_latent"
     cols = exit_columns(T_m, q=q, latent=latent)  # checks q (or that the law has a latent one)
     rng = np.random.default_rng(seed)
     if q is None:  # the latent law's own total row
         draws = mean_draws(fit, _points(fit, float(N), float(D), float(T_m), cols), rng)[:, 0]
     else:
-        t_m = int(T_m)
-        rows = pd.DataFrame([exit_columns(T_m, T=k) for k in range(1, t_m + 1)])
-        steps = mean_draws(fit, _points(fit, np.full(t_m, float(N)), float(D), float(T_m),
-                                        rows.to_dict("list")), rng)
-        weights = np.array([cols[c] for c in C.EXIT_WEIGHTS[:t_m]])
-        beta_H = (fit.draws("beta_H") if "beta_H" in fit.spec.free_params
-                  else float(fit.spec.fixed["beta_H"]))
-        draws = steps @ weights - beta_H * cols[C.EXIT_ENTROPY]
+        weights = np.array([cols[c] for c in C.EXIT_WEIGHTS[:int(T_m)]])
+        draws = (_step_losses(fit, N, D, T_m, rng) @ weights
+                 - _entropy_weight_draws(fit) * cols[C.EXIT_ENTROPY])
     under = "the given q" if q is not None else "the latent exit distribution"
     return Derived("total_loss", draws,
                    f"Total loss at N = {N:.3g}, D = {D:.3g}, T_m = {T_m:g} under {under} "
                    "(the law's value; new levels drawn from the population).")
 
 
+def _needs_step_law(fit: Fit, what: str, instead: str) -> None:
+    if fit.spec.law not in STEP_LAWS:
+        raise SpecError(f"{what} needs a step law ({', '.join(sorted(STEP_LAWS))}); the "
+                        f"fit's is {fit.spec.law!r}: {instead}")
+
+
+def _step_losses(fit: Fit, N: float, D: float, T_m: float,
+                 rng: np.random.Generator) -> np.ndarray:
+    """Each draw's loss at every exit step ``1..T_m`` at ``(N, D, T_m)``: ``(S, T_m)``."""
+    exit_columns(T_m, T=1)  # checks T_m
+    rows = pd.DataFrame([exit_columns(T_m, T=k) for k in range(1, int(T_m) + 1)])
+    return mean_draws(fit, _points(fit, np.full(int(T_m), float(N)), float(D), float(T_m),
+                                   rows.to_dict("list")), rng)
+
+
+def _entropy_weight_draws(fit: Fit) -> np.ndarray | float:
+    """``beta_H`` per draw (a free parameter) or its fixed value."""
+    if "beta_H" in fit.spec.free_params:
+        return fit.draws("beta_H")
+    return float(fit.spec.fixed["beta_H"])
+
+
+def optimal_exit(steps: np.ndarray, beta_H: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    """The exit distribution minimising ``sum_T q(T) L(T) - beta_H H(q)``, and that minimum.
+
+    For step losses ``L`` (draws x steps) it is ``q(T) ~ exp(-L(T) / beta_H)`` (the Gibbs
+    distribution; minimise the Lagrangian over the simplex), with the minimum
+    ``-beta_H ln sum_T exp(-L(T) / beta_H)``; at ``beta_H = 0``, all mass on the lowest step
+    (shared evenly among ties) and the minimum is that step's loss.
+    """
+    steps = np.asarray(steps, dtype=float)
+    beta = np.broadcast_to(np.asarray(beta_H, dtype=float), steps.shape[:1])[:, None]
+    if (beta < 0).any():
+        raise ArgumentError(f"beta_H must be >= 0, got {float(beta.min()):g}")
+    low = steps.min(axis=1, keepdims=True)
+    positive = beta > 0
+    with np.errstate(divide="ignore"):
+        z = np.where(positive, -(steps - low) / np.where(positive, beta, 1.0),
+                     np.where(steps == low, 0.0, -np.inf))
+    mass = np.exp(z)
+    total = mass.sum(axis=1, keepdims=True)
+    return mass / total, (low - beta * np.log(total))[:, 0]
+
+
+def best_exit_distribution(fit: Fit, N: float, D: float, T_m: float, *,
+                           seed: int = 0) -> Derived:
+    """The exit distribution with the lowest total loss at ``(N, D, T_m)``, per draw.
+
+    A step law's total ``sum_T q(T) L_step(T) - beta_H H(q)`` is lowest at
+    ``q(T) ~ exp(-L_step(T) / beta_H)`` (:func:`optimal_exit`): with no entropy weight, all
+    mass on the step of lowest loss.  Per posterior draw (epistemic; a depth the fit has not
+    seen draws its effects from the population), from the law's step losses and ``beta_H``.
+
+    Returns
+    -------
+    Derived
+        ``draws`` keyed ``"q(T=1)"`` ... ``"q(T=T_m)"`` (the optimal exit probabilities) and
+        ``"total_opt"`` (the total loss under them); ``columns["p_mode"]`` gives, for each
+        step, the posterior probability that it is the optimal distribution's most likely
+        exit (for ``beta_H = 0``: that it has the lowest loss).
+    """
+    _needs_step_law(fit, "best_exit_distribution", "it chooses a step law's exit distribution")
+    steps = _step_losses(fit, N, D, T_m, np.random.default_rng(seed))
+    q, loss = optimal_exit(steps, _entropy_weight_draws(fit))
+    keys = [f"q(T={k})" for k in range(1, int(T_m) + 1)]
+    mode = np.argmax(q, axis=1)
+    draws = {**{k: q[:, i] for i, k in enumerate(keys)}, "total_opt": loss}
+    return Derived("best_exit_distribution", draws,
+                   f"Per posterior draw, the exit distribution q over steps 1..{int(T_m)} with "
+                   f"the lowest total loss at N = {N:.3g}, D = {D:.3g}, T_m = {T_m:g} "
+                   "(q(T) proportional to exp(-L_step(T) / beta_H)), and that total "
+                   "total_opt; p_mode: the probability that each step is its most likely exit.",
+                   {"p_mode": {k: float(np.mean(mode == i)) for i, k in enumerate(keys)}})
+
+
+def _optimal(q: Any) -> bool:
+    if isinstance(q, str):
+        if q != "optimal":
+            raise ArgumentError(f"q must be a mapping of depth to exit distribution or "
+                                f"'optimal', got {q!r}")
+        return True
+    return False
+
+
+def _best_optimal(name: str, fit: Fit, N: float, D: Sequence[float],
+                  values: Sequence[float], columns: Mapping[str, Any] | None, kind: str,
+                  seed: int, where: str) -> Derived:
+    """Each candidate depth's total loss under its own optimal exit distribution, ranked."""
+    _needs_step_law(fit, f"{name}(q='optimal')", "q='optimal' chooses a step law's exits")
+    if columns:
+        raise ArgumentError("q='optimal' takes no columns: each depth's exit columns are its "
+                            "optimal exit distribution's")
+    if kind != "epistemic":
+        raise ArgumentError("q='optimal' compares the law's values (kind='epistemic'): the "
+                            "optimal exit distribution is a property of the law, not of noise")
+    rng = np.random.default_rng(seed)
+    beta_H = _entropy_weight_draws(fit)
+    draws = np.stack([optimal_exit(_step_losses(fit, N, d, t, rng), beta_H)[1]
+                      for d, t in zip(D, values, strict=True)], axis=1)
+    return _ranked(name, draws, values,
+                   f"Total loss per candidate depth T_m {where}, each under its own optimal "
+                   "exit distribution (bayeslaw.best_exit_distribution), and the posterior "
+                   "probability p_best that each gives the lowest (new levels drawn from the "
+                   "population).")
+
+
 def best_T_m_at_budget(fit: Fit, N: float, budget: float,
                        candidates: Sequence[float] = (1, 2, 4, 8, 16), *,
                        cost_per_token: CostPerToken | None = None,
                        columns: Mapping[str, Any] | None = None, kind: str = "epistemic",
-                       seed: int = 0, q: Mapping[float, Sequence[float]] | None = None
-                       ) -> Derived:
+                       seed: int = 0,
+                       q: Mapping[float, Sequence[float]] | str | None = None) -> Derived:
     """As :func:`best_T_m` at a fixed compute budget: ``D = budget / cost(N, T_m)``.
 
     A deeper loop costs more per token, so at a fixed budget it sees fewer tokens
     (``D = C / (6 N T_m)`` by default).  ``q`` as in :func:`best_T_m`: a step law's exit
-    distribution at each candidate depth (required by ``looped_steps``).
+    distribution at each candidate depth (required by ``looped_steps``), or ``"optimal"``:
+    each depth at the budget under its own best exit distribution.
     """
     values = _candidates(fit, candidates)
     _needs_N_only(fit, "best_T_m_at_budget", exits=True)
-    columns = _with_q(fit, values, columns, q)
     cost = cost_per_token or default_cost_per_token
     D = [float(budget / np.asarray(cost(np.array([float(N)]), t), float)[0]) for t in values]
+    if _optimal(q):
+        return _best_optimal("best_T_m_at_budget", fit, N, D, values, columns, kind, seed,
+                             f"at N = {N:.3g} and a budget of {budget:.3g} FLOPs")
+    columns = _with_q(fit, values, columns, q)
     table = _points(fit, np.full(len(values), float(N)), D, values, columns)
     return _best_of("best_T_m_at_budget", fit, table, values, kind, seed,
                     f"at N = {N:.3g}{columns_text(columns)} and a budget of {budget:.3g} FLOPs")

@@ -109,3 +109,76 @@ def test_exit_columns_the_law_would_misread_are_refused(fits):
         bl.exit_columns(4, q=[np.nan, 0.5, 0.25, 0.25])
     with pytest.raises(ArgumentError, match="not both"):
         bl.exit_columns(4, T=2, q=q)
+
+
+def test_optimal_exit_is_the_gibbs_distribution_and_beats_every_other():
+    from bayeslaw.posterior.derived import optimal_exit
+
+    steps = np.array([[2.0, 1.5, 1.4, 1.45], [3.0, 2.0, 2.0, 2.5]])
+    # no entropy weight: all mass on the lowest step, shared among ties
+    q, loss = optimal_exit(steps, 0.0)
+    np.testing.assert_array_equal(q, [[0, 0, 1, 0], [0, 0.5, 0.5, 0]])
+    np.testing.assert_array_equal(loss, [1.4, 2.0])
+    # with one: q ~ exp(-L / beta_H), and no distribution on the simplex does better
+    beta_H = np.array([0.05, 0.3])
+    q, loss = optimal_exit(steps, beta_H)
+    hand = np.exp(-steps / beta_H[:, None])
+    np.testing.assert_allclose(q, hand / hand.sum(axis=1, keepdims=True), rtol=1e-12)
+
+    def objective(w, i):
+        return w @ steps[i] + beta_H[i] * np.sum(w * np.log(np.where(w > 0, w, 1.0)), axis=-1)
+
+    others = np.random.default_rng(0).dirichlet(np.ones(4), size=2000)
+    for i in range(2):
+        np.testing.assert_allclose(loss[i], objective(q[i], i), rtol=1e-12)
+        assert (objective(others, i) > loss[i]).all()
+    with pytest.raises(ArgumentError, match="beta_H must be >= 0"):
+        optimal_exit(steps, -1.0)
+
+
+@pytest.mark.parametrize("law", ["looped_steps", "looped_steps_latent"])
+def test_best_exit_distribution_per_draw(fits, law):
+    from bayeslaw.posterior.derived import optimal_exit
+
+    fit = fits[law]
+    best = bl.best_exit_distribution(fit, N, D, 4)
+    steps = np.stack([step_by_hand(fit, k) for k in range(1, 5)], axis=1)
+    q, loss = optimal_exit(steps, fit.draws("beta_H"))
+    for k in range(4):
+        np.testing.assert_allclose(best.draws[f"q(T={k + 1})"], q[:, k], rtol=1e-9)
+    np.testing.assert_allclose(best.draws["total_opt"], loss, rtol=1e-10)
+    # each draw's optimum is no worse than the total under a fixed q (total_loss)
+    even = bl.total_loss(fit, N, D, 4, q=[0.25] * 4).draws
+    assert (best.draws["total_opt"] <= even + 1e-12).all()
+    p = best.columns["p_mode"]
+    assert sum(p.values()) == pytest.approx(1.0)
+    assert p["q(T=4)"] == pytest.approx(np.mean(q.argmax(axis=1) == 3))
+    # best_T_m and best_T_m_at_budget compare each depth under its own optimum
+    compared = bl.best_T_m(fit, N, D, candidates=(2, 4, 8), q="optimal")
+    for t in (2, 4, 8):
+        np.testing.assert_allclose(compared.draws[f"T_m={t}"],
+                                   bl.best_exit_distribution(fit, N, D, t).draws["total_opt"],
+                                   rtol=1e-12)
+    budget = 6 * N * 4 * D
+    at_budget = bl.best_T_m_at_budget(fit, N, budget, candidates=(2, 4, 8), q="optimal")
+    for t in (2, 8):
+        np.testing.assert_allclose(
+            at_budget.draws[f"T_m={t}"],
+            bl.best_exit_distribution(fit, N, budget / (6 * N * t), t).draws["total_opt"],
+            rtol=1e-12)
+    assert sum(at_budget.columns["p_best"].values()) == pytest.approx(1.0)
+
+
+def test_best_exit_distribution_refuses_what_it_cannot_answer(fits):
+    fit = fits["looped_steps"]
+    with pytest.raises(ArgumentError, match="or 'optimal', got 'best'"):
+        bl.best_T_m(fit, N, D, candidates=(2, 4), q="best")
+    with pytest.raises(ArgumentError, match="q='optimal' compares the law's values"):
+        bl.best_T_m(fit, N, D, candidates=(2, 4), q="optimal", kind="predictive")
+    with pytest.raises(ArgumentError, match="T_m must be a whole number"):
+        bl.best_exit_distribution(fit, N, D, 2.5)
+    chinchilla = prior_fit(bl.load_spec(law="chinchilla"),
+                           bl.load(bl.simulate.looped_sweep(points=4, T_m=(2,))[0]
+                                   .drop(columns="T_m")), seed=1, draws=2)
+    with pytest.raises(SpecError, match="best_exit_distribution needs a step law"):
+        bl.best_exit_distribution(chinchilla, N, D, 4)
