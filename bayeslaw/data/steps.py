@@ -8,7 +8,9 @@ training objective weighs them by the exit distribution ``q`` its gate learns (O
 
 The table (:func:`curves_of_steps` reads it inside :func:`bayeslaw.load`):
 
-- ``run, N, D, T_m, T, loss``: one row per run, checkpoint ``D`` and exit step ``T = 1..T_m``;
+- ``run, N, D, T_m, T, loss``: one row per run, checkpoint ``D`` and exit step ``T = 1..T_m``
+  (a checkpoint without ``q`` and without a total may log only some of its steps: nothing sums
+  over them there);
 - total losses are rows of the same table whose ``T`` is empty or ``total``, one per run and
   checkpoint;
 - optionally ``q``: the exit probability of step ``T`` at that checkpoint, on the step rows,
@@ -61,7 +63,12 @@ def curves_of_steps(frame: pd.DataFrame, where: str, notes: list[str]) -> pd.Dat
     frame = frame.reset_index(drop=True)
     check_run_levels(frame, where)  # before each run becomes several curves
     total, step = _exit_steps(frame, where)
-    _check_steps(frame, step, total, where)
+    partial = _check_steps(frame, step, total, where)
+    if partial:
+        notes.append(f"step table: {len(partial)} checkpoint(s) without a loss at every exit "
+                     f"step (no q and no total there, so nothing sums over the steps; the "
+                     f"step-wise law is fitted at the steps logged): {'; '.join(partial[:3])}"
+                     + (" ..." if len(partial) > 3 else ""))
     has_q = C.Q_EXIT in frame.columns
     q = _exit_probabilities(frame, step, total, where) if has_q else None
     weight = _entropy_weight(frame, where)
@@ -219,8 +226,15 @@ def _exit_steps(frame: pd.DataFrame, where: str) -> tuple[np.ndarray, np.ndarray
     return total, step
 
 
-def _check_steps(frame: pd.DataFrame, step: np.ndarray, total: np.ndarray, where: str) -> None:
-    """Steps up to T_m and 8, no repeated (run, D, T), every step of a checkpoint present."""
+def _check_steps(frame: pd.DataFrame, step: np.ndarray, total: np.ndarray,
+                 where: str) -> list[str]:
+    """Steps up to T_m and 8, no repeated (run, D, T), and every step of a checkpoint present
+    where the link needs them: where ``q`` is logged or the checkpoint has a total.
+
+    Returns the checkpoints with steps missing (``run at D: steps [...]``) where neither
+    holds: step rows alone are observations of the step-wise law at the steps logged (an
+    evaluation at a few recurrence counts, say), and nothing sums over the steps.
+    """
     T_m = frame[C.T_M].to_numpy(float)
     if (T_m > C.MAX_EXIT_STEPS).any() or (T_m != np.round(T_m)).any():
         i = int(np.flatnonzero((T_m > C.MAX_EXIT_STEPS) | (T_m != np.round(T_m)))[0])
@@ -242,15 +256,23 @@ def _check_steps(frame: pd.DataFrame, step: np.ndarray, total: np.ndarray, where
         raise DataError(f"run {frame[C.RUN].iloc[i]!r} has several {what} at D = "
                         f"{frame[C.D].iloc[i]:g} (first at row {i + 1} of {where}); keep one "
                         "row per (run, D, T)")
-    steps = key[~total]
-    for (run, D), part in steps.groupby(["run", "D"], sort=False):
+    with_total = set(zip(key["run"][total], key["D"][total], strict=True))
+    has_q = C.Q_EXIT in frame.columns
+    partial = []
+    for (run, D), part in key[~total].groupby(["run", "D"], sort=False):
         first = int(part.index[0])
         want = set(range(1, int(T_m[first]) + 1))
         missing = sorted(want - set(part["T"].astype(int)))
-        if missing:
+        if not missing:
+            continue
+        if has_q or (run, D) in with_total:
+            why = ("its exit probabilities q must cover every step" if has_q
+                   else "its total loss sums over every step")
             raise DataError(f"run {run!r} at D = {D:g} (row {first + 1} of {where}) lacks exit "
-                            f"step(s) {missing} of its T_m = {T_m[first]:g}: log every step's "
-                            "loss at each checkpoint, or drop the checkpoint")
+                            f"step(s) {missing} of its T_m = {T_m[first]:g} ({why}): log every "
+                            "step's loss at each checkpoint, or drop the checkpoint")
+        partial.append(f"{run} at D = {D:g}: steps {missing}")
+    return partial
 
 
 def _exit_probabilities(frame: pd.DataFrame, step: np.ndarray, total: np.ndarray,

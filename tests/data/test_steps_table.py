@@ -127,6 +127,28 @@ def test_a_total_needs_its_steps_when_q_is_logged():
     assert bl.load(raw[~drop].drop(columns="q")).frame[C.EXIT_KIND].eq("total").any()
 
 
+def test_a_checkpoint_may_log_some_steps_only_where_nothing_sums_over_them():
+    raw = table(totals=False).drop(columns="q")
+    some = raw[~((raw[C.RUN] == "N300M_T4") & raw[C.T_STEP].isin([1.0, 3.0]))]
+    data = bl.load(some)
+    assert not (data.frame[C.RUN].isin(["N300M_T4/T1", "N300M_T4/T3"])).any()
+    assert [n for n in data.notes if "without a loss at every exit step" in n] == [
+        "step table: 3 checkpoint(s) without a loss at every exit step (no q and no total "
+        "there, so nothing sums over the steps; the step-wise law is fitted at the steps "
+        "logged): N300M_T4 at D = 1e+09: steps [1, 3]; N300M_T4 at D = 2e+09: steps [1, 3]; "
+        "N300M_T4 at D = 4e+09: steps [1, 3]"]
+    # a total at the checkpoint (latent q) sums over every step: then each must be there
+    latent = table().drop(columns="q")
+    gap = latent[~((latent[C.RUN] == "N300M_T4") & (latent[C.D] == 2e9)
+                   & (latent[C.T_STEP] == 2.0))]
+    with pytest.raises(DataError, match=r"run 'N300M_T4' at D = 2e\+09 .* lacks exit step\(s\) "
+                                        r"\[2\] of its T_m = 4 \(its total loss sums over"):
+        bl.load(gap)
+    # and so do logged q's, without totals
+    with pytest.raises(DataError, match=r"\(its exit probabilities q must cover every step\)"):
+        bl.load(table(totals=False).drop(index=[0]))
+
+
 def test_the_entropy_weight_fixes_beta_H_unless_the_user_says_otherwise():
     data = bl.load(table().assign(entropy_weight=0.05))
     assert fixed_by_data(data.frame) == {"beta_H": 0.05}
