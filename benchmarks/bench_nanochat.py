@@ -20,8 +20,20 @@ MIT; validation bits per byte, not nats; single runs, no seeds):
   the step-wise law (``T <= T_m``) and left out, as are the sampled-depth models. A
   fixed-depth model trains no exit gate, so its entropy weight is 0.
 
-Each table is fitted with the default spec ``bayeslaw fit`` picks for it (``looped_total``
-for the totals, ``looped_steps`` for the steps), default sampler settings. Reported:
+Each table is fitted with the law ``bayeslaw fit`` picks for it (``looped_total`` for the
+totals, ``looped_steps`` for the steps), its shipped spec and sampler settings with two
+changes (:func:`spec_for`), both fixed before any fit was run:
+
+- the size term ``a / N^alpha`` off (``a = 0``): two widths cannot identify its coefficients
+  (the laws need three sizes for them); the default's partially pooled effects of ``N`` on
+  ``b`` and ``beta`` carry the widths' difference;
+- the priors of the loss-scale coefficients (``E``, ``b``, ``c`` and the noise scale) divided
+  by 3, their LogNormal medians moved by ``-ln 3``: the shipped priors are in nats per token
+  and these losses in bits per byte (``ln 2`` nats per bit times about 4.5 bytes per token of
+  a 65,536-token BPE: about 3 nats per token for one bit per byte; the log does not give the
+  tokenizer's ratio).
+
+Reported:
 
 1. the fits' diagnostics and the depth terms' coefficients;
 2. leave-one-out forecasts: each run of the IsoFLOP table (each point of the step table) left
@@ -33,8 +45,9 @@ for the totals, ``looped_steps`` for the steps), default sampler settings. Repor
    token is the log's ``flops_per_token``, linear in ``r`` at each width (prelude and coda
    once, the recurrent block ``r`` times), not the default ``6 N T_m``.
 4. The step-wise law's answers: each model's loss at every exit step (the steps not evaluated
-   included) and the exit distribution with the lowest total (``bl.best_exit_distribution``;
-   with no entropy weight, the step of lowest loss).
+   included) and what its last step buys (``bl.step_gain``). (Its best exit distribution is
+   not reported: with no entropy weight it is the last step, under Ouro's law for every
+   draw.)
 
 No least-squares baseline: Ouro's procedure fits the step law per ``T_m`` (8 coefficients) on
 at most 3 points here.
@@ -54,7 +67,6 @@ from bench_figures import git_head  # the script's folder is on sys.path
 
 import bayeslaw as bl
 from bayeslaw import constants as C
-from bayeslaw.errors import ConvergenceWarning
 from bayeslaw.evaluation.metrics import clopper_pearson
 from bayeslaw.files import atomic_write_text
 
@@ -93,13 +105,35 @@ def cost_from_log(iso: pd.DataFrame):
     return cost
 
 
-def _fit(data: bl.LossData, seed: int, like: bl.LossData | None = None) -> bl.Fit:
+#: bits per byte to nats per token, roughly (see the docstring): the priors' scale
+UNITS = 3.0
+
+
+def spec_for(law: str) -> bl.ModelSpec:
+    """The shipped spec of ``law`` without the size term, its loss-scale priors in bits per
+    byte (the docstring says why)."""
+    base = bl.load_spec(law=law)
+    shift = -float(np.log(UNITS))
+    priors = {}
+    for name in ("E", "b", "c"):
+        prior = base.priors[name].to_dict()
+        assert prior["dist"] == "LogNormal", (name, prior)
+        priors[name] = {**prior, "mu": prior["mu"] + shift}
+    sigma = base.to_dict()["likelihood"]["sigma"]
+    assert sigma["dist"] == "LogNormal", sigma
+    return bl.load_spec({"priors": priors, "fixed": {"a": 0.0, "alpha": 0.35},
+                         "likelihood": {"sigma": {**sigma, "mu": sigma["mu"] + shift}}},
+                        law=law)
+
+
+def _fit(data: bl.LossData, spec: bl.ModelSpec, seed: int,
+         like: bl.LossData | None = None) -> bl.Fit:
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        fit = bl.fit(data, seed=seed, progress=False, like=like)
-    for w in caught:  # say it, do not swallow it
-        if issubclass(w.category, ConvergenceWarning):
-            print(f"  ConvergenceWarning: {str(w.message).splitlines()[0]}", file=sys.stderr)
+        warnings.simplefilter("always")
+        fit = bl.fit(data, spec, seed=seed, progress=False, like=like)
+    for w in caught:  # say each, do not swallow it
+        first = str(w.message).splitlines()[0] if str(w.message) else ""
+        print(f"  {w.category.__name__}: {first}", file=sys.stderr)
     return fit
 
 
@@ -116,7 +150,8 @@ def _coefficients(fit: bl.Fit, names: tuple[str, ...]) -> list[str]:
     return out
 
 
-def leave_one_out(data: bl.LossData, seed: int, label: str) -> tuple[list[str], list[str]]:
+def leave_one_out(data: bl.LossData, spec: bl.ModelSpec, seed: int,
+                  label: str) -> tuple[list[str], list[str]]:
     """Each curve left out in turn and forecast: one row per held-out point, and a summary."""
     f = data.frame
     rows = ["| held out | observed | median | error | 50% band | 90% band |",
@@ -127,7 +162,7 @@ def leave_one_out(data: bl.LossData, seed: int, label: str) -> tuple[list[str], 
     for run in data.runs:
         out = (f[C.RUN] == run).to_numpy()
         train = data.select(~out, f"bench_nanochat: {run} left out")
-        fit = _fit(train, seed, like=data)
+        fit = _fit(train, spec, seed, like=data)
         test = f[out].reset_index(drop=True)
         pred = bl.predict(fit, test, seed=seed).table
         for i in range(len(test)):
@@ -161,10 +196,12 @@ def leave_one_out(data: bl.LossData, seed: int, label: str) -> tuple[list[str], 
 def isoflop(seed: int) -> list[str]:
     totals, _, iso = tables()
     data = bl.load(totals)
+    spec = spec_for("looped_total")
     t0 = time.perf_counter()
-    fit = _fit(data, seed)
+    fit = _fit(data, spec, seed)
     lines = ["## The IsoFLOP depth sweep (total loss, fixed depth T_m = r)", "",
-             f"Spec: `{fit.spec.law}`, the default for a table of N, D and T_m; "
+             f"Spec: `{fit.spec.law}` (the law for a table of N, D and T_m; no size term, "
+             "priors in bits per byte); "
              f"{time.perf_counter() - t0:.0f} s (compile included). Diagnostics: "
              f"{fit.diagnostics}", "", *_coefficients(fit, ("E", "c", "gamma", "b", "beta")), ""]
     cost = cost_from_log(iso)
@@ -189,23 +226,25 @@ def isoflop(seed: int) -> list[str]:
                          f"[{row['lower_90']:.4f}, {row['upper_90']:.4f}] | "
                          f"{observed[t]:.4f}{mark} | {best.columns['p_best'][key]:.2f} |")
     lines.append("")
-    rows, summary = leave_one_out(data, seed, "IsoFLOP runs")
+    rows, summary = leave_one_out(data, spec, seed, "IsoFLOP runs")
     return [*lines, "### Each run left out and forecast", "", *rows, "", *summary, ""]
 
 
 def step_table(seed: int) -> list[str]:
     _, steps, _ = tables()
     data = bl.load(steps)
+    spec = spec_for("looped_steps")
     t0 = time.perf_counter()
-    fit = _fit(data, seed)
+    fit = _fit(data, spec, seed)
     lines = ["## Evaluated at other recurrence counts (step losses, r_eval <= r_train)", "",
-             f"Spec: `{fit.spec.law}`, the default for a table with a `T` column; entropy "
+             f"Spec: `{fit.spec.law}` (the law for a table with a `T` column; no size term, "
+             "priors in bits per byte); entropy "
              f"weight fixed at 0 (fixed-depth training has no exit gate); "
              f"{time.perf_counter() - t0:.0f} s. Diagnostics: {fit.diagnostics}", "",
              *_coefficients(fit, ("E", "c", "gamma")), "",
              "### Each model's loss at every exit step (median [90%]; * evaluated)", "",
              "| model | T_m | " + " | ".join(f"T = {k}" for k in range(1, 7)) +
-             " | best exit: p_mode of its step |",
+             " | last step's gain L(T_m - 1) - L(T_m) |",
              "| --- | --- | " + " | ".join("---" for _ in range(6)) + " | --- |"]
     f = steps
     for run, part in f.groupby(C.RUN, sort=False):
@@ -220,12 +259,12 @@ def step_table(seed: int) -> list[str]:
             lo, med, hi = np.quantile(x, [0.05, 0.5, 0.95])
             star = f" *{seen[k]:.4f}" if k in seen else ""
             cells.append(f"{med:.3f} [{lo:.3f}, {hi:.3f}]{star}")
-        best = bl.best_exit_distribution(fit, n, d, t_m, seed=seed)
-        mode = max(best.columns["p_mode"].items(), key=lambda kv: kv[1])
-        cells.append(f"{mode[0].replace('q(', '').rstrip(')')}: {mode[1]:.2f}")
+        gain = bl.step_gain(fit, n, d, t_m, t_m - 1, seed=seed).draws
+        lo, med, hi = np.quantile(gain, [0.05, 0.5, 0.95])
+        cells.append(f"{med:.3f} [{lo:.3f}, {hi:.3f}]")
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    rows, summary = leave_one_out(data, seed, "step points")
+    rows, summary = leave_one_out(data, spec, seed, "step points")
     return [*lines, "### Each point left out and forecast", "", *rows, "", *summary, ""]
 
 

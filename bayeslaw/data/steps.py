@@ -228,10 +228,10 @@ def _exit_steps(frame: pd.DataFrame, where: str) -> tuple[np.ndarray, np.ndarray
 
 def _check_steps(frame: pd.DataFrame, step: np.ndarray, total: np.ndarray,
                  where: str) -> list[str]:
-    """Steps up to T_m and 8, no repeated (run, D, T), and every step of a checkpoint present
-    where the link needs them: where ``q`` is logged or the checkpoint has a total.
+    """Steps up to T_m and 8, no repeated (run, D, T), every step where the link needs it.
 
-    Returns the checkpoints with steps missing (``run at D: steps [...]``) where neither
+    Every step of a checkpoint must be there where ``q`` is logged or the checkpoint has a
+    total.  Returns the checkpoints with steps missing (``run at D: steps [...]``) where neither
     holds: step rows alone are observations of the step-wise law at the steps logged (an
     evaluation at a few recurrence counts, say), and nothing sums over the steps.
     """

@@ -470,10 +470,27 @@ def _needs_step_law(fit: Fit, what: str, instead: str) -> None:
 def _step_losses(fit: Fit, N: float, D: float, T_m: float,
                  rng: np.random.Generator) -> np.ndarray:
     """Each draw's loss at every exit step ``1..T_m`` at ``(N, D, T_m)``: ``(S, T_m)``."""
-    exit_columns(T_m, T=1)  # checks T_m
-    rows = pd.DataFrame([exit_columns(T_m, T=k) for k in range(1, int(T_m) + 1)])
-    return mean_draws(fit, _points(fit, np.full(int(T_m), float(N)), float(D), float(T_m),
-                                   rows.to_dict("list")), rng)
+    return _step_losses_at(fit, N, [D], [T_m], rng)[0]
+
+
+def _step_losses_at(fit: Fit, N: float, D: Sequence[float], T_m: Sequence[float],
+                    rng: np.random.Generator,
+                    columns: Mapping[str, Any] | None = None) -> list[np.ndarray]:
+    """:func:`_step_losses` at several ``(D, T_m)``, from one table.
+
+    A level the fit has not seen (a new N, or T_m) gets one draw shared by every depth, as in
+    :func:`_best_of`; each depth is one new run (its steps share a run effect, the depths do
+    not).
+    """
+    parts = []
+    for d, t in zip(D, T_m, strict=True):
+        exit_columns(t, T=1)  # checks T_m
+        rows = pd.DataFrame([exit_columns(t, T=k) for k in range(1, int(t) + 1)])
+        part = _points(fit, np.full(int(t), float(N)), float(d), float(t),
+                       {**(columns or {}), **rows.to_dict("list")})
+        parts.append(part.assign(**{C.RUN: f"new (T_m = {float(t):g})"}))
+    draws = mean_draws(fit, pd.concat(parts, ignore_index=True), rng)
+    return np.split(draws, np.cumsum([len(p) for p in parts])[:-1], axis=1)
 
 
 def _entropy_weight_draws(fit: Fit) -> np.ndarray | float:
@@ -493,8 +510,9 @@ def optimal_exit(steps: np.ndarray, beta_H: np.ndarray | float) -> tuple[np.ndar
     """
     steps = np.asarray(steps, dtype=float)
     beta = np.broadcast_to(np.asarray(beta_H, dtype=float), steps.shape[:1])[:, None]
-    if (beta < 0).any():
-        raise ArgumentError(f"beta_H must be >= 0, got {float(beta.min()):g}")
+    if not (np.isfinite(beta) & (beta >= 0)).all():
+        bad = beta[~(np.isfinite(beta) & (beta >= 0))][0]
+        raise ArgumentError(f"beta_H must be a number >= 0, got {bad:g}")
     low = steps.min(axis=1, keepdims=True)
     positive = beta > 0
     with np.errstate(divide="ignore"):
@@ -514,11 +532,18 @@ def best_exit_distribution(fit: Fit, N: float, D: float, T_m: float, *,
     mass on the step of lowest loss.  Per posterior draw (epistemic; a depth the fit has not
     seen draws its effects from the population), from the law's step losses and ``beta_H``.
 
+    Under Ouro's step law (``c, gamma > 0``, ``t3 >= 0``) the loss falls with every step, so
+    the optimum always puts the most mass on ``T = T_m`` (all of it at ``beta_H = 0``); the
+    entropy weight sets how much it spreads to earlier steps.  What the draws then answer is
+    how much: ``q(T=T_m)``, the mean exit step, and the total under that distribution, which
+    ``best_T_m_at_budget(..., q="optimal")`` compares across depths.
+
     Returns
     -------
     Derived
-        ``draws`` keyed ``"q(T=1)"`` ... ``"q(T=T_m)"`` (the optimal exit probabilities) and
-        ``"total_opt"`` (the total loss under them); ``columns["p_mode"]`` gives, for each
+        ``draws`` keyed ``"q(T=1)"`` ... ``"q(T=T_m)"`` (the optimal exit probabilities),
+        ``"mean_T"`` (its mean exit step) and ``"total_opt"`` (the total loss under it);
+        ``columns["p_mode"]`` gives, for each
         step, the posterior probability that it is the optimal distribution's most likely
         exit (for ``beta_H = 0``: that it has the lowest loss).
     """
@@ -527,12 +552,14 @@ def best_exit_distribution(fit: Fit, N: float, D: float, T_m: float, *,
     q, loss = optimal_exit(steps, _entropy_weight_draws(fit))
     keys = [f"q(T={k})" for k in range(1, int(T_m) + 1)]
     mode = np.argmax(q, axis=1)
-    draws = {**{k: q[:, i] for i, k in enumerate(keys)}, "total_opt": loss}
+    draws = {**{k: q[:, i] for i, k in enumerate(keys)},
+             "mean_T": q @ np.arange(1.0, int(T_m) + 1), "total_opt": loss}
     return Derived("best_exit_distribution", draws,
                    f"Per posterior draw, the exit distribution q over steps 1..{int(T_m)} with "
                    f"the lowest total loss at N = {N:.3g}, D = {D:.3g}, T_m = {T_m:g} "
-                   "(q(T) proportional to exp(-L_step(T) / beta_H)), and that total "
-                   "total_opt; p_mode: the probability that each step is its most likely exit.",
+                   "(q(T) proportional to exp(-L_step(T) / beta_H)), its mean exit step "
+                   "mean_T and that total total_opt; p_mode: the probability that each step "
+                   "is its most likely exit.",
                    {"p_mode": {k: float(np.mean(mode == i)) for i, k in enumerate(keys)}})
 
 
@@ -550,16 +577,16 @@ def _best_optimal(name: str, fit: Fit, N: float, D: Sequence[float],
                   seed: int, where: str) -> Derived:
     """Each candidate depth's total loss under its own optimal exit distribution, ranked."""
     _needs_step_law(fit, f"{name}(q='optimal')", "q='optimal' chooses a step law's exits")
-    if columns:
-        raise ArgumentError("q='optimal' takes no columns: each depth's exit columns are its "
-                            "optimal exit distribution's")
+    exits = {*C.EXIT_WEIGHTS, C.EXIT_ENTROPY, C.EXIT_LATENT}
+    if set(columns or {}) & exits:
+        raise ArgumentError(f"q='optimal' sets each depth's exit columns itself; columns must "
+                            f"not give {sorted(set(columns or {}) & exits)}")
     if kind != "epistemic":
         raise ArgumentError("q='optimal' compares the law's values (kind='epistemic'): the "
                             "optimal exit distribution is a property of the law, not of noise")
-    rng = np.random.default_rng(seed)
     beta_H = _entropy_weight_draws(fit)
-    draws = np.stack([optimal_exit(_step_losses(fit, N, d, t, rng), beta_H)[1]
-                      for d, t in zip(D, values, strict=True)], axis=1)
+    steps = _step_losses_at(fit, N, D, values, np.random.default_rng(seed), columns)
+    draws = np.stack([optimal_exit(part, beta_H)[1] for part in steps], axis=1)
     return _ranked(name, draws, values,
                    f"Total loss per candidate depth T_m {where}, each under its own optimal "
                    "exit distribution (bayeslaw.best_exit_distribution), and the posterior "

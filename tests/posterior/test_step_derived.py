@@ -132,8 +132,13 @@ def test_optimal_exit_is_the_gibbs_distribution_and_beats_every_other():
     for i in range(2):
         np.testing.assert_allclose(loss[i], objective(q[i], i), rtol=1e-12)
         assert (objective(others, i) > loss[i]).all()
-    with pytest.raises(ArgumentError, match="beta_H must be >= 0"):
-        optimal_exit(steps, -1.0)
+    # a tiny weight is the limit of no weight (the hand formula above would underflow)
+    q_small, loss_small = optimal_exit(steps, 1e-6)
+    np.testing.assert_allclose(q_small, [[0, 0, 1, 0], [0, 0.5, 0.5, 0]], atol=1e-12)
+    np.testing.assert_allclose(loss_small, [1.4, 2.0 - 1e-6 * np.log(2)], rtol=1e-12)
+    for bad in (-1.0, np.nan):
+        with pytest.raises(ArgumentError, match="beta_H must be a number >= 0"):
+            optimal_exit(steps, bad)
 
 
 @pytest.mark.parametrize("law", ["looped_steps", "looped_steps_latent"])
@@ -150,9 +155,10 @@ def test_best_exit_distribution_per_draw(fits, law):
     # each draw's optimum is no worse than the total under a fixed q (total_loss)
     even = bl.total_loss(fit, N, D, 4, q=[0.25] * 4).draws
     assert (best.draws["total_opt"] <= even + 1e-12).all()
-    p = best.columns["p_mode"]
-    assert sum(p.values()) == pytest.approx(1.0)
-    assert p["q(T=4)"] == pytest.approx(np.mean(q.argmax(axis=1) == 3))
+    np.testing.assert_allclose(best.draws["mean_T"], q @ np.arange(1, 5), rtol=1e-12)
+    # Ouro's law falls with every step: the optimum's most likely exit is always the last
+    assert best.columns["p_mode"] == {"q(T=1)": 0.0, "q(T=2)": 0.0, "q(T=3)": 0.0,
+                                      "q(T=4)": 1.0}
     # best_T_m and best_T_m_at_budget compare each depth under its own optimum
     compared = bl.best_T_m(fit, N, D, candidates=(2, 4, 8), q="optimal")
     for t in (2, 4, 8):
@@ -182,3 +188,21 @@ def test_best_exit_distribution_refuses_what_it_cannot_answer(fits):
                                    .drop(columns="T_m")), seed=1, draws=2)
     with pytest.raises(SpecError, match="best_exit_distribution needs a step law"):
         bl.best_exit_distribution(chinchilla, N, D, 4)
+
+
+def test_optimal_depths_share_a_new_size_draw():
+    """At a size the fit has not seen, every depth compared under q='optimal' gets the same
+    draw of the size's effects (one table), as the given-q comparison does: with no entropy
+    weight the optimum is the last step, so the two comparisons are the same numbers."""
+    frame, _ = looped_step_sweep(q_logged=True, N=(1e8, 3e8, 1e9), T_m=(2, 4),
+                                 D=tuple(np.geomspace(1e8, 2e10, 5)), seed=2)
+    spec = bl.load_spec({"fixed": {"beta_H": 0.0}}, law="looped_steps")
+    assert {e.group for e in spec.effects} >= {"N", "T_m"}  # the default's effects
+    fit = prior_fit(spec, bl.load(frame), seed=4, draws=50)
+    last = {t: [0.0] * (t - 1) + [1.0] for t in (2, 4, 8)}
+    for n in (N, 3e8):  # a new size, and a fitted one
+        optimal = bl.best_T_m(fit, n, D, candidates=(2, 4, 8), q="optimal", seed=5)
+        given = bl.best_T_m(fit, n, D, candidates=(2, 4, 8), q=last, seed=5)
+        for key in given.draws:
+            np.testing.assert_allclose(optimal.draws[key], given.draws[key], rtol=1e-12)
+        assert optimal.columns == given.columns
