@@ -206,3 +206,22 @@ def test_optimal_depths_share_a_new_size_draw():
         for key in given.draws:
             np.testing.assert_allclose(optimal.draws[key], given.draws[key], rtol=1e-12)
         assert optimal.columns == given.columns
+
+
+def test_a_table_of_some_steps_fits_predicts_and_draws(tmp_path):
+    """Evaluations at a few exit steps only (no q, no totals): the model, a forecast at a step
+    never logged and the grid figure all work on it."""
+    import matplotlib.pyplot as plt
+
+    frame, _ = looped_step_sweep(q_logged=False, totals=False, N=(1e8, 3e8, 1e9), T_m=(2, 4),
+                                 D=tuple(np.geomspace(1e8, 2e10, 5)), seed=2)
+    some = frame[~((frame["T_m"] == 4) & frame["T"].isin([1, 3]))]
+    data = bl.load(some)
+    assert not data.frame["run"].str.endswith("_T4/T3").any()
+    fit = prior_fit(bl.load_spec({"effects": []}, law="looped_steps"), data, seed=3, draws=20)
+    at = bl.loss_at(fit, N, D, 4, columns=bl.exit_columns(4, T=3)).draws
+    np.testing.assert_allclose(at, step_by_hand(fit, 3), rtol=1e-10)
+    fig = bl.plot_grid(fit)
+    fig.savefig(tmp_path / "grid.png")
+    plt.close(fig)
+    assert (tmp_path / "grid.png").stat().st_size > 0
