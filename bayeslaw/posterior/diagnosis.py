@@ -37,6 +37,9 @@ from ..spec.settings import splits_clash
 #: divergences "sit" at an element's low or high values past this many standard errors of the
 #: mean rank (two-sided, about one element in 16,000 passes by chance: few in a large model)
 DIVERGENCE_Z = 4.0
+#: a chain tuned for fewer steps than this is short before anything else: more tuning is then
+#: the first remedy (nutpie's own default tunes 300 steps; the shipped specs 1,000 or more)
+SHORT_TUNE = 300
 #: a pair of parameters with a rank correlation at least this strong is reported (a ridge)
 RIDGE_RHO = 0.9
 #: how many elements each list names
@@ -261,7 +264,12 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
     if failed_mixing:
         tune = getattr(settings, "tune", None)
         more = f"tune = {2 * tune}" if isinstance(tune, int) and tune > 0 else "a longer tune"
-        out.append(f"chains that have not mixed: set {more} in [sampler] (bayeslaw fit --tune)")
+        remedy = f"chains that have not mixed: set {more} in [sampler] (bayeslaw fit --tune)"
+        if isinstance(tune, int) and 0 < tune < SHORT_TUNE:
+            # too short to trust what the draws say about funnels and ridges: first
+            out.insert(0, remedy + f" (a tune of {tune} steps is short before anything else)")
+        else:
+            out.append(remedy)
     return out[:TOP]
 
 

@@ -79,6 +79,22 @@ def test_divergences_placed_by_their_ranks():
     assert "set tune = 600 in [sampler]" in text
 
 
+def test_a_short_tune_is_the_first_remedy_even_beside_funnels_and_a_ridge():
+    """Two funnels and a ridge fill the three remedies shown; with a tune of 30 steps the
+    longer tune comes first (what the draws say is not to be trusted yet), at 300 last."""
+    from bayeslaw.posterior.diagnosis import SHORT_TUNE, TOP, _remedies
+
+    args = ([], ["x_by_g_sd", "y_by_g_sd"], [("a", "b", -0.99)],
+            {"x_by_g_sd", "x_by_g_z", "y_by_g_sd", "y_by_g_z", "a", "b"}, {"a", "b"})
+    short = _remedies(*args, SamplerSettings(tune=30), True)
+    assert len(short) == TOP and short[0].startswith(
+        "chains that have not mixed: set tune = 60 in [sampler]")
+    assert "funnel (x_by_g_sd mixes worst" in short[1]
+    enough = _remedies(*args, SamplerSettings(tune=SHORT_TUNE), True)
+    assert len(enough) == TOP and not any("set tune" in r for r in enough)
+    assert "a ridge between a and b" in enough[2]
+
+
 def test_random_divergences_name_nothing_and_a_noise_funnel_is_named():
     rng = np.random.default_rng(1)
     shape = (2, 1000)
