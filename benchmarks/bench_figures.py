@@ -147,5 +147,25 @@ def git_head(checkout: Path) -> str:
     return head + ("+" if dirty else "")
 
 
+def results_header(title: str, script: str) -> list[str]:
+    """A results file's first lines: its title, the command that made it, commit and date."""
+    import time
+
+    return [f"# {title}", "",
+            f"Command: `python benchmarks/{script} " + " ".join(sys.argv[1:]) + "`",
+            f"Commit: {git_head(Path.cwd())}; date: {time.strftime('%Y-%m-%d')}"]
+
+
+def emit(lines: list[str], out: Path | None) -> int:
+    """Print a results file's ``lines`` and write them to ``out`` (atomically) if given."""
+    from bayeslaw.files import atomic_write_text
+
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if out:
+        atomic_write_text(out, text)
+    return 0
+
+
 if __name__ == "__main__":
     main()

@@ -63,12 +63,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_figures import git_head  # the script's folder is on sys.path
+from bench_figures import emit, results_header  # the script's folder is on sys.path
 
 import bayeslaw as bl
 from bayeslaw import constants as C
 from bayeslaw.evaluation.metrics import clopper_pearson
-from bayeslaw.files import atomic_write_text
 
 FOLDER = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "looped_nanochat"
 
@@ -193,17 +192,23 @@ def leave_one_out(data: bl.LossData, spec: bl.ModelSpec, seed: int,
     return rows, summary
 
 
-def isoflop(seed: int) -> list[str]:
-    totals, _, iso = tables()
-    data = bl.load(totals)
-    spec = spec_for("looped_total")
+def _fitted(table: pd.DataFrame, law: str, seed: int, what: str
+            ) -> tuple[bl.LossData, bl.ModelSpec, bl.Fit, str]:
+    """The table loaded and fitted with :func:`spec_for`, and a line saying how."""
+    data = bl.load(table)
+    spec = spec_for(law)
     t0 = time.perf_counter()
     fit = _fit(data, spec, seed)
-    lines = ["## The IsoFLOP depth sweep (total loss, fixed depth T_m = r)", "",
-             f"Spec: `{fit.spec.law}` (the law for a table of N, D and T_m; no size term, "
-             "priors in bits per byte); "
-             f"{time.perf_counter() - t0:.0f} s (compile included). Diagnostics: "
-             f"{fit.diagnostics}", "", *_coefficients(fit, ("E", "c", "gamma", "b", "beta")), ""]
+    return data, spec, fit, (f"Spec: `{law}` (the law for {what}; no size term, priors in "
+                             f"bits per byte); {time.perf_counter() - t0:.0f} s (compile "
+                             f"included). Diagnostics: {fit.diagnostics}")
+
+
+def isoflop(seed: int) -> list[str]:
+    totals, _, iso = tables()
+    data, spec, fit, how = _fitted(totals, "looped_total", seed, "a table of N, D and T_m")
+    lines = ["## The IsoFLOP depth sweep (total loss, fixed depth T_m = r)", "", how, "",
+             *_coefficients(fit, ("E", "c", "gamma", "b", "beta")), ""]
     cost = cost_from_log(iso)
     lines += ["### Which depth at the budget (`bl.best_T_m_at_budget`, the log's FLOPs per "
               "token)", "",
@@ -232,15 +237,9 @@ def isoflop(seed: int) -> list[str]:
 
 def step_table(seed: int) -> list[str]:
     _, steps, _ = tables()
-    data = bl.load(steps)
-    spec = spec_for("looped_steps")
-    t0 = time.perf_counter()
-    fit = _fit(data, spec, seed)
+    data, spec, fit, how = _fitted(steps, "looped_steps", seed, "a table with a `T` column")
     lines = ["## Evaluated at other recurrence counts (step losses, r_eval <= r_train)", "",
-             f"Spec: `{fit.spec.law}` (the law for a table with a `T` column; no size term, "
-             "priors in bits per byte); entropy "
-             f"weight fixed at 0 (fixed-depth training has no exit gate); "
-             f"{time.perf_counter() - t0:.0f} s. Diagnostics: {fit.diagnostics}", "",
+             how + " Entropy weight fixed at 0 (fixed-depth training has no exit gate).", "",
              *_coefficients(fit, ("E", "c", "gamma")), "",
              "### Each model's loss at every exit step (median [90%]; * evaluated)", "",
              "| model | T_m | " + " | ".join(f"T = {k}" for k in range(1, 7)) +
@@ -277,18 +276,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_nanochat: needs {FOLDER} (../shared/data beside the repository)",
               file=sys.stderr)
         return 2
-    lines = ["# A looped nanochat's depth sweep, fitted", "",
-             "Command: `python benchmarks/bench_nanochat.py " + " ".join(sys.argv[1:]) + "`",
-             f"Commit: {git_head(Path.cwd())}; date: {time.strftime('%Y-%m-%d')}",
+    lines = [*results_header("A looped nanochat's depth sweep, fitted", "bench_nanochat.py"),
              "Losses are validation bits per byte; every table and choice is described in the "
              "script's docstring.", ""]
     lines += isoflop(args.seed)
     lines += step_table(args.seed)
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        atomic_write_text(args.out, text)
-    return 0
+    return emit(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -36,19 +36,17 @@ Clopper-Pearson interval over curves).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_figures import git_head  # the script's folder is on sys.path
+from bench_figures import emit, results_header  # the script's folder is on sys.path
 
 import bayeslaw as bl
 from bayeslaw import constants as C
 from bayeslaw.evaluation.baseline import point_fit
 from bayeslaw.evaluation.metrics import coverage_by_curve, mape, r2
-from bayeslaw.files import atomic_write_text
 from bayeslaw.simulate import looped_step_sweep
 
 SHARED = ("E", "a", "alpha", "b", "beta", "c", "gamma", "beta_H")
@@ -199,20 +197,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--figure", type=Path, help="save the q-logged fit's grid figure here")
     args = parser.parse_args(argv)
-    lines = ["# Step-wise losses: recovery and backtests", "",
-             "Command: `python benchmarks/bench_steps.py " + " ".join(sys.argv[1:]) + "`",
-             f"Commit: {git_head(Path.cwd())}; date: {time.strftime('%Y-%m-%d')}", ""]
+    lines = [*results_header("Step-wise losses: recovery and backtests", "bench_steps.py"), ""]
     if args.only in (None, "recovery"):
         lines += recovery(args.seed, args.figure)
     if args.only in (None, "backtest"):
         lines += backtests(args.seed)
     if args.only in (None, "link"):
         lines += link(args.seed)
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        atomic_write_text(args.out, text)
-    return 0
+    return emit(lines, args.out)
 
 
 if __name__ == "__main__":
