@@ -162,6 +162,11 @@ def test_bench_rows_report_both_kinds_of_band_for_both_methods(bench):
     assert pooled.loc[0, "cov90_baseline"] == pytest.approx(0.8)
     assert pooled.loc[0, "cov90_baseline_epistemic"] == pytest.approx(0.2)
     assert pooled.loc[0, "seed"] == 2 and not pooled.loc[0, "baseline_converged"]
+    # a law the baseline cannot stand beside (no baseline row): its columns are NaN
+    alone, = bench.bench_rows(table[table["method"] == "bayeslaw"], "d", ["bayeslaw"], seed=2)
+    assert alone["cov90"] == 0.9 and tuple(alone) == bench.ROW_COLUMNS
+    assert all(np.isnan(alone[k]) for k in ("mape_baseline", "r2_baseline", "cov90_baseline",
+                                            "cov90_baseline_epistemic", "baseline_converged"))
 
 
 def test_fold_seeds_choose_and_report_on_different_folds(bench):
