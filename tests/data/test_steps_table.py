@@ -144,6 +144,11 @@ def test_a_checkpoint_may_log_some_steps_only_where_nothing_sums_over_them():
     with pytest.raises(DataError, match=r"run 'N300M_T4' at D = 2e\+09 .* lacks exit step\(s\) "
                                         r"\[2\] of its T_m = 4 \(its total loss sums over"):
         bl.load(gap)
+    # a run may have a total at one checkpoint and only some steps at another (latent q)
+    mixed = gap[~((gap[C.RUN] == "N300M_T4") & (gap[C.D] == 2e9) & gap[C.T_STEP].isna())]
+    loaded = bl.load(mixed)
+    assert any("N300M_T4 at D = 2e+09: steps [2]" in n for n in loaded.notes)
+    assert loaded.frame[C.EXIT_KIND].eq("total").sum() == 2 * 2 * 3 - 1
     # and so do logged q's, without totals
     with pytest.raises(DataError, match=r"\(its exit probabilities q must cover every step\)"):
         bl.load(table(totals=False).drop(index=[0]))
