@@ -108,6 +108,29 @@ def exit_entropy(w: np.ndarray) -> np.ndarray:
     return -np.sum(w * np.log(safe), axis=-1)
 
 
+def optimal_exit(steps: np.ndarray, beta_H: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    """The exit distribution minimising ``sum_T q(T) L(T) - beta_H H(q)``, and that minimum.
+
+    For step losses ``L`` (draws x steps) it is ``q(T) ~ exp(-L(T) / beta_H)`` (the Gibbs
+    distribution; minimise the Lagrangian over the simplex), with the minimum
+    ``-beta_H ln sum_T exp(-L(T) / beta_H)``; at ``beta_H = 0``, all mass on the lowest step
+    (shared evenly among ties) and the minimum is that step's loss.
+    """
+    steps = np.asarray(steps, dtype=float)
+    beta = np.broadcast_to(np.asarray(beta_H, dtype=float), steps.shape[:1])[:, None]
+    if not (np.isfinite(beta) & (beta >= 0)).all():
+        bad = beta[~(np.isfinite(beta) & (beta >= 0))][0]
+        raise ArgumentError(f"beta_H must be a number >= 0, got {bad:g}")
+    low = steps.min(axis=1, keepdims=True)
+    positive = beta > 0
+    with np.errstate(divide="ignore"):
+        z = np.where(positive, -(steps - low) / np.where(positive, beta, 1.0),
+                     np.where(steps == low, 0.0, -np.inf))
+    mass = np.exp(z)
+    total = mass.sum(axis=1, keepdims=True)
+    return mass / total, (low - beta * np.log(total))[:, 0]
+
+
 def exit_columns(T_m: float, *, T: float | None = None, q: Any = None,
                  latent: bool = False) -> dict[str, float]:
     """The exit columns of one point of a step law: exit step ``T``, or the total.

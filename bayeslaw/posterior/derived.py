@@ -27,7 +27,7 @@ import pandas as pd
 
 from .. import constants as C
 from ..data.schedules import SCHEDULE, TERM_COLUMNS
-from ..data.steps import check_exit_columns, exit_columns
+from ..data.steps import check_exit_columns, exit_columns, optimal_exit
 from ..errors import ArgumentError, SpecError
 from ..laws.registry import STEP_LAWS, takes_T_m
 from .draws import mean_draws, typical_parameters
@@ -500,37 +500,15 @@ def _entropy_weight_draws(fit: Fit) -> np.ndarray | float:
     return float(fit.spec.fixed["beta_H"])
 
 
-def optimal_exit(steps: np.ndarray, beta_H: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-    """The exit distribution minimising ``sum_T q(T) L(T) - beta_H H(q)``, and that minimum.
-
-    For step losses ``L`` (draws x steps) it is ``q(T) ~ exp(-L(T) / beta_H)`` (the Gibbs
-    distribution; minimise the Lagrangian over the simplex), with the minimum
-    ``-beta_H ln sum_T exp(-L(T) / beta_H)``; at ``beta_H = 0``, all mass on the lowest step
-    (shared evenly among ties) and the minimum is that step's loss.
-    """
-    steps = np.asarray(steps, dtype=float)
-    beta = np.broadcast_to(np.asarray(beta_H, dtype=float), steps.shape[:1])[:, None]
-    if not (np.isfinite(beta) & (beta >= 0)).all():
-        bad = beta[~(np.isfinite(beta) & (beta >= 0))][0]
-        raise ArgumentError(f"beta_H must be a number >= 0, got {bad:g}")
-    low = steps.min(axis=1, keepdims=True)
-    positive = beta > 0
-    with np.errstate(divide="ignore"):
-        z = np.where(positive, -(steps - low) / np.where(positive, beta, 1.0),
-                     np.where(steps == low, 0.0, -np.inf))
-    mass = np.exp(z)
-    total = mass.sum(axis=1, keepdims=True)
-    return mass / total, (low - beta * np.log(total))[:, 0]
-
-
 def best_exit_distribution(fit: Fit, N: float, D: float, T_m: float, *,
                            seed: int = 0) -> Derived:
     """The exit distribution with the lowest total loss at ``(N, D, T_m)``, per draw.
 
     A step law's total ``sum_T q(T) L_step(T) - beta_H H(q)`` is lowest at
-    ``q(T) ~ exp(-L_step(T) / beta_H)`` (:func:`optimal_exit`): with no entropy weight, all
-    mass on the step of lowest loss.  Per posterior draw (epistemic; a depth the fit has not
-    seen draws its effects from the population), from the law's step losses and ``beta_H``.
+    ``q(T) ~ exp(-L_step(T) / beta_H)`` (``bayeslaw.data.steps.optimal_exit``): with no
+    entropy weight, all mass on the step of lowest loss.  Per posterior draw (epistemic; a
+    depth the fit has not seen draws its effects from the population), from the law's step
+    losses and ``beta_H``.
 
     Under Ouro's step law (``c, gamma > 0``, ``t3 >= 0``) the loss falls with every step, so
     the optimum always puts the most mass on ``T = T_m`` (all of it at ``beta_H = 0``); the

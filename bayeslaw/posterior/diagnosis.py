@@ -37,9 +37,6 @@ from ..spec.settings import splits_clash
 #: divergences "sit" at an element's low or high values past this many standard errors of the
 #: mean rank (two-sided, about one element in 16,000 passes by chance: few in a large model)
 DIVERGENCE_Z = 4.0
-#: a chain tuned for fewer steps than this is short before anything else: more tuning is then
-#: the first remedy (nutpie's own default tunes 300 steps; the shipped specs 1,000 or more)
-SHORT_TUNE = 300
 #: a pair of parameters with a rank correlation at least this strong is reported (a ridge)
 RIDGE_RHO = 0.9
 #: how many elements each list names
@@ -220,6 +217,12 @@ def _slope_remedy(ridge: list[tuple[str, str]], scalars: set[str], settings: Any
                         f"{triple[1]} / {triple[0]} and the slope {triple[1]} {triple[2]}: "
                         "the same model in coordinates along the ridge)")
     return None
+
+
+#: A chain tuned for fewer steps than this is short before anything else: :func:`_remedies`
+#: then puts more tuning first (nutpie's own default tunes 300 steps; the shipped specs 1,000
+#: or more).
+SHORT_TUNE = 300
 
 
 def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],

@@ -112,7 +112,7 @@ def test_exit_columns_the_law_would_misread_are_refused(fits):
 
 
 def test_optimal_exit_is_the_gibbs_distribution_and_beats_every_other():
-    from bayeslaw.posterior.derived import optimal_exit
+    from bayeslaw.data.steps import optimal_exit
 
     steps = np.array([[2.0, 1.5, 1.4, 1.45], [3.0, 2.0, 2.0, 2.5]])
     # no entropy weight: all mass on the lowest step, shared among ties
@@ -143,7 +143,7 @@ def test_optimal_exit_is_the_gibbs_distribution_and_beats_every_other():
 
 @pytest.mark.parametrize("law", ["looped_steps", "looped_steps_latent"])
 def test_best_exit_distribution_per_draw(fits, law):
-    from bayeslaw.posterior.derived import optimal_exit
+    from bayeslaw.data.steps import optimal_exit
 
     fit = fits[law]
     best = bl.best_exit_distribution(fit, N, D, 4)

@@ -1,6 +1,10 @@
 """Prefix fits of the step law on the simulated step sweep: default init vs init='prior'."""
-import sys, time, warnings
+import sys
+import time
+import warnings
+
 import numpy as np
+
 import bayeslaw as bl
 from bayeslaw import constants as C
 from bayeslaw.simulate import looped_step_sweep
@@ -16,4 +20,5 @@ train = data.select(~out, "prefix")
 spec = bl.load_spec({"sampler": {"init": init}} if init != "mode" else {}, law="looped_steps")
 t0 = time.perf_counter()
 fit = bl.fit(train, spec, seed=seed, progress=False, like=data)
-print(f"seed {seed} prefix {share} init {init}: {fit.diagnostics}; {time.perf_counter() - t0:.0f} s", flush=True)
+seconds = time.perf_counter() - t0
+print(f"seed {seed} prefix {share} init {init}: {fit.diagnostics}; {seconds:.0f} s", flush=True)
