@@ -521,9 +521,9 @@ def best_exit_distribution(fit: Fit, N: float, D: float, T_m: float, *,
     Derived
         ``draws`` keyed ``"q(T=1)"`` ... ``"q(T=T_m)"`` (the optimal exit probabilities),
         ``"mean_T"`` (its mean exit step) and ``"total_opt"`` (the total loss under it);
-        ``columns["p_mode"]`` gives, for each
-        step, the posterior probability that it is the optimal distribution's most likely
-        exit (for ``beta_H = 0``: that it has the lowest loss).
+        ``columns["p_mode"]`` gives, for each step, the posterior probability that it is the
+        optimal distribution's most likely exit (for ``beta_H = 0``: that it has the lowest
+        loss).
     """
     _needs_step_law(fit, "best_exit_distribution", "it chooses a step law's exit distribution")
     steps = _step_losses(fit, N, D, T_m, np.random.default_rng(seed))
