@@ -1,4 +1,11 @@
-"""Prefix fits of the step law on the simulated step sweep: default init vs init='prior'."""
+"""Prefix fits of the step law on the simulated step sweep, shipped spec or one variant.
+
+    python stepprefix.py SEED SHARE VARIANT
+
+VARIANT: ``mode`` (the shipped spec, warm start at the mode), ``prior`` (``[sampler] init =
+"prior"``) or ``noncentered_T_m`` (every ``T_m`` effect non-centered; the shipped
+``centered = "auto"`` centers them in these fits).
+"""
 import sys
 import time
 import warnings
@@ -10,15 +17,24 @@ from bayeslaw import constants as C
 from bayeslaw.simulate import looped_step_sweep
 
 warnings.filterwarnings("ignore")
-seed, share, init = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+seed, share, variant = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
 table, _ = looped_step_sweep(seed=seed)
 data = bl.load(table)
 f = data.frame
 position = f.groupby(C.RUN).cumcount() / f.groupby(C.RUN)[C.D].transform("size")
 out = np.asarray(position >= share, bool)
 train = data.select(~out, "prefix")
-spec = bl.load_spec({"sampler": {"init": init}} if init != "mode" else {}, law="looped_steps")
+d = bl.load_spec(law="looped_steps").to_dict()
+if variant == "prior":
+    d["sampler"]["init"] = "prior"
+elif variant == "noncentered_T_m":
+    for e in d["effects"]:
+        if e["group"] == "T_m":
+            e["centered"] = False
+elif variant != "mode":
+    raise SystemExit(f"unknown variant {variant!r}")
+spec = bl.ModelSpec.from_dict(d)
 t0 = time.perf_counter()
 fit = bl.fit(train, spec, seed=seed, progress=False, like=data)
 seconds = time.perf_counter() - t0
-print(f"seed {seed} prefix {share} init {init}: {fit.diagnostics}; {seconds:.0f} s", flush=True)
+print(f"seed {seed} prefix {share} {variant}: {fit.diagnostics}; {seconds:.0f} s", flush=True)
