@@ -381,7 +381,7 @@ def best_T_m(fit: Fit, N: float, D: float, candidates: Sequence[float] = (1, 2, 
         ...}``): the total loss compared is under it.  Required by ``looped_steps`` (its
         q is data); ``looped_steps_latent`` uses its latent ``q`` by default.  ``"optimal"``
         compares each depth under its own best exit distribution, per draw
-        (:func:`best_exit_distribution`).
+        (:func:`best_exit_distribution`; the law's values only, ``kind="epistemic"``).
 
     Returns
     -------

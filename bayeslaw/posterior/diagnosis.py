@@ -219,9 +219,9 @@ def _slope_remedy(ridge: list[tuple[str, str]], scalars: set[str], settings: Any
     return None
 
 
-#: A chain tuned for fewer steps than this is short before anything else: :func:`_remedies`
-#: then puts more tuning first (nutpie's own default tunes 300 steps; the shipped specs 1,000
-#: or more).
+#: A chain tuned for fewer steps than this is short before anything else: where the chains
+#: have not mixed, :func:`_remedies` then puts more tuning first (nutpie's own default tunes
+#: 300 steps; the shipped specs 1,000 or more).
 SHORT_TUNE = 300
 
 
