@@ -202,9 +202,7 @@ def bench_rows(table: pd.DataFrame, name: str, methods: list[str], seed: int) ->
         found = table[(table["split"] == part) & (table["method"] == "baseline")]
         # a law the baseline cannot stand beside (a population of curves) has no baseline
         # row (the backtest's notes say why): its columns are NaN here
-        base = found.iloc[0] if len(found) else pd.Series(
-            {"mape": np.nan, "r2": np.nan, "coverage_90": np.nan,
-             "coverage_90_epistemic": np.nan, "converged": False, "boot_unconverged": 0})
+        base = found.iloc[0] if len(found) else pd.Series(np.nan, index=table.columns)
         rows.append({"data": name if method == "bayeslaw" else f"{name}, recalibrated",
                      "split": part, "seed": seed, "n_test": int(b["n_test"]),
                      "curves": int(b["n_curves"]),

@@ -44,6 +44,8 @@ DEFAULT_N_GRID = np.geomspace(1e6, 1e13, 701)
 _BLOCK = 1000
 
 CostPerToken = Callable[[np.ndarray, float | None], np.ndarray]
+#: A step law's exit columns (a point's weights per step, its entropy, its latent marker).
+EXIT_COLUMNS = frozenset({*C.EXIT_WEIGHTS, C.EXIT_ENTROPY, C.EXIT_LATENT})
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,7 @@ def _needs_N_only(fit: Fit, what: str, exits: bool = False) -> None:
 
     ``exits``: a step law's exit columns are allowed (the caller gives them: its ``q``).
     """
-    allowed = {*C.EXIT_WEIGHTS, C.EXIT_ENTROPY, C.EXIT_LATENT} if exits else set()
+    allowed = EXIT_COLUMNS if exits else frozenset()
     extra = [c for c in covariates_beyond_N(fit) if c not in allowed]
     if extra:
         raise SpecError(f"{what} searches or costs one model size N; law {fit.spec.law!r} "
@@ -555,10 +557,10 @@ def _best_optimal(name: str, fit: Fit, N: float, D: Sequence[float],
                   seed: int, where: str) -> Derived:
     """Each candidate depth's total loss under its own optimal exit distribution, ranked."""
     _needs_step_law(fit, f"{name}(q='optimal')", "q='optimal' chooses a step law's exits")
-    exits = {*C.EXIT_WEIGHTS, C.EXIT_ENTROPY, C.EXIT_LATENT}
-    if set(columns or {}) & exits:
+    given = EXIT_COLUMNS.intersection(columns or {})
+    if given:
         raise ArgumentError(f"q='optimal' sets each depth's exit columns itself; columns must "
-                            f"not give {sorted(set(columns or {}) & exits)}")
+                            f"not give {sorted(given)}")
     if kind != "epistemic":
         raise ArgumentError("q='optimal' compares the law's values (kind='epistemic'): the "
                             "optimal exit distribution is a property of the law, not of noise")
