@@ -3,8 +3,10 @@
     python stepprefix.py SEED SHARE VARIANT
 
 VARIANT: ``mode`` (the shipped spec, warm start at the mode), ``prior`` (``[sampler] init =
-"prior"``) or ``noncentered_T_m`` (every ``T_m`` effect non-centered; the shipped
-``centered = "auto"`` centers them in these fits).
+"prior"``), ``noncentered_T_m`` (every ``T_m`` effect non-centered; the shipped
+``centered = "auto"`` centers them in these fits), ``tight_T_m`` (the ``T_m`` effects' sds
+Gamma(2, 40), half the shipped prior mean), ``no_T_m_b_beta`` (no ``T_m`` effects on ``b``
+and ``beta``) or ``noncentered_c_gamma`` (the step term's ``T_m`` effects non-centered).
 """
 import sys
 import time
@@ -30,6 +32,17 @@ if variant == "prior":
 elif variant == "noncentered_T_m":
     for e in d["effects"]:
         if e["group"] == "T_m":
+            e["centered"] = False
+elif variant == "tight_T_m":
+    for e in d["effects"]:
+        if e["group"] == "T_m":
+            e["scale"] = {"dist": "Gamma", "alpha": 2.0, "beta": 40.0}
+elif variant == "no_T_m_b_beta":
+    d["effects"] = [e for e in d["effects"]
+                    if not (e["group"] == "T_m" and e["param"] in ("b", "beta"))]
+elif variant == "noncentered_c_gamma":
+    for e in d["effects"]:
+        if e["group"] == "T_m" and e["param"] in ("c", "gamma"):
             e["centered"] = False
 elif variant != "mode":
     raise SystemExit(f"unknown variant {variant!r}")
