@@ -264,6 +264,55 @@ def test_log_ticks_are_readable_on_any_range(lo, hi):
     plt.close(fig)
 
 
+def _pixels(fig, matplotlib_minor_ticks):
+    """``fig`` drawn to RGBA pixels, its log x axes' minor ticks drawn by
+    :class:`MinorTickMarks` or (``matplotlib_minor_ticks``) by matplotlib's own ``Tick``s."""
+    from matplotlib.ticker import LogLocator
+
+    from bayeslaw.plots.figures import MINOR_SUBS, MinorTickMarks
+
+    for ax in fig.axes:
+        marks = [line for line in ax.lines if isinstance(line, MinorTickMarks)]
+        if matplotlib_minor_ticks and marks:
+            marks[0].remove()
+            ax.xaxis.set_minor_locator(LogLocator(subs=MINOR_SUBS))
+    fig.canvas.draw()
+    out = np.asarray(fig.canvas.buffer_rgba()).copy()
+    plt.close(fig)
+    return out
+
+
+@pytest.mark.parametrize("lo, hi, marked", [(20, 25, True), (0.03, 40, True), (1.8, 7, False),
+                                            (1e-3, 1e4, False), (1e-9, 1e9, False)])
+def test_minor_tick_marks_look_like_matplotlibs_minor_ticks(lo, hi, marked):
+    """Pixel for pixel, on short and long ranges.  ``marked``: the range has minor ticks
+    (on 1.8-7 every one is a major tick; on the long ranges the axis thins the decades and
+    draws none), and there the check can fail: without them the pixels differ."""
+    def figure():
+        fig, ax = plt.subplots(figsize=(3.2, 2.6))
+        ax.plot([lo, hi], [1, 2])
+        ax.set_xscale("log")
+        log_ticks(ax.xaxis)
+        fig.tight_layout()
+        return fig
+
+    ours, theirs = _pixels(figure(), False), _pixels(figure(), True)
+    assert ours.shape == theirs.shape and np.array_equal(ours, theirs)
+    bare = figure()
+    bare.axes[0].lines[-1].remove()
+    assert np.array_equal(_pixels(bare, False), theirs) is not marked
+
+
+def test_the_grid_figure_looks_as_with_matplotlibs_minor_ticks(stored_fit):
+    ours = _pixels(plot_grid(stored_fit), False)
+    assert np.array_equal(ours, _pixels(plot_grid(stored_fit), True))
+    bare = plot_grid(stored_fit)
+    for ax in bare.axes:
+        for line in [line for line in ax.lines if line.get_label() == "_minor ticks"]:
+            line.remove()
+    assert not np.array_equal(_pixels(bare, False), ours)  # the grid has minor ticks to draw
+
+
 def _fake_backtest(fit, held_share):
     """A backtest-like forecast table: the last ``held_share`` of every curve held out."""
     frame = fit.data.frame
