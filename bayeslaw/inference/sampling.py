@@ -47,14 +47,15 @@ def _nutpie_start(entry: Entry, compiled: Any, seed: int, settings: SamplerSetti
     around the mode (:mod:`bayeslaw.inference.warmstart`); ``"prior"`` keeps nutpie's own start (the
     prior's centre, jittered).  Returns the compiled model to sample and the mode (or None).
     """
-    from .warmstart import LogDensity, check_start, find_mode, standardized
+    from .warmstart import LogDensity, check_start, find_mode, scale_floors, standardized
 
     entry.density.identity()  # the raw density: the mode search, or nutpie's own start
     check_start(compiled.initial_point_func(int(seed)), LogDensity(compiled),
                 lambda: _start_error(entry, seed))
     if settings.init != "mode":
         return compiled, None
-    mode = find_mode(compiled, compiled.initial_point_func(int(seed)))
+    mode = find_mode(compiled, compiled.initial_point_func(int(seed)),
+                     floors=lambda: scale_floors(entry.model.model, entry.model.spec))
     if mode is None:
         warnings.warn("the warm start found no proper mode of the posterior (the optimizer "
                       "failed, or the curvature is flat along some parameter); the chains "
@@ -124,6 +125,7 @@ def _sample(plan: Plan, data: LossData, settings: SamplerSettings, seed: int,
     info |= {"compile_s": t1 - t0, "start_s": t2 - t1, "sample_s": t3 - t2,
              "warm_start": start is not None,
              "start_evaluations": 0 if start is None else start.evaluations,
+             "start_held": [] if start is None else list(start.held),
              "tune_steps": int(warm.sum()),
              "draw_steps": int(idata.sample_stats["n_steps"].values.sum())}
     for group in [g for g in idata.groups() if g.startswith("warmup")]:

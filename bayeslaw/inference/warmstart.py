@@ -30,6 +30,10 @@ from typing import Any
 
 import numpy as np
 
+#: The prior quantile of a group sd below which the mode search does not go
+#: (:func:`scale_floors`).
+SCALE_FLOOR_QUANTILE = 0.01
+
 #: Largest model (unconstrained coordinates) that gets the dense Cholesky factor; larger ones
 #: get the diagonal scale (per-run terms of a sweep of hundreds of runs).
 DENSE_MAX_DIM = 150
@@ -50,11 +54,14 @@ class Mode:
         The inverse of the negative Hessian there.
     evaluations : int
         Log density + gradient evaluations spent (optimization and curvature).
+    held : tuple of str
+        The group sds held at their prior's median (:func:`find_mode`'s ``floors``).
     """
 
     point: np.ndarray
     cov: np.ndarray
     evaluations: int
+    held: tuple[str, ...] = ()
 
     def factor(self) -> np.ndarray:
         """The lower-triangular ``L`` with ``L L^T = cov`` (diagonal for large models)."""
@@ -86,53 +93,158 @@ class LogDensity:
 
 
 def find_mode(compiled: Any, start: np.ndarray, *, max_iter: int = 20000, restarts: int = 50,
-              gtol: float = 1e-3) -> Mode | None:
+              gtol: float = 1e-3, floors: Any = None) -> Mode | None:
     """The mode of ``compiled``'s log density from ``start`` and the curvature there.
+
+    ``floors`` (optional): a function of nothing returning the :class:`ScaleFloors` of the
+    model's group sds (or ``None``), called only when the mode found puts one of them below
+    its floor, in its funnel's neck.  Those sds are then held at their prior's median and
+    the other coordinates maximized given them (again while another sd falls below its
+    floor); the curvature of the held ones is their prior's (uncorrelated with the rest).
+    Where no sd is below its floor the result is the same as without ``floors``.
 
     Returns ``None`` (the caller warns) when the optimizer ends at a non-finite point, or
     the negative Hessian is not positive definite (a mode on a ridge or at the boundary of
     the support, such as a group sd collapsing to zero).
     """
-    from scipy.optimize import minimize
-
     density = LogDensity(compiled)
+    point = _maximize(density, np.asarray(start, float), max_iter, restarts, gtol, None)
+    found = None if point is None or floors is None else floors()
+    held = None if found is None else point < found.lower
+    if held is None or not held.any():
+        return None if point is None else _laplace(density, point)
+    while point is not None:  # holding one sd may let another fall: hold it too, and again
+        point = _maximize(density, np.where(held, found.centre, point), max_iter, restarts,
+                          gtol, held)
+        fallen = point is not None and point < found.lower
+        if point is None or not np.any(fallen):
+            break
+        held = held | fallen
+    mode = None if point is None else _laplace(density, point, held, found.spread)
+    if mode is None:
+        return None
+    names = found.names or tuple(f"coordinate {i}" for i in range(len(held)))
+    return dataclasses.replace(mode, held=tuple(dict.fromkeys(
+        name for name, h in zip(names, held, strict=True) if h)))
 
+
+@dataclass(frozen=True)
+class ScaleFloors:
+    """Where the mode search stops a group sd, per unconstrained coordinate (log scale).
+
+    ``lower`` is the log of the sd prior's :data:`SCALE_FLOOR_QUANTILE` quantile
+    (``-inf`` for coordinates that are not group sds), ``centre`` the log of its median and
+    ``spread`` half the width of its central 68% on the log scale (where a held sd starts,
+    and the scale it starts with); ``names`` the variable of each coordinate.
+    """
+
+    lower: np.ndarray
+    centre: np.ndarray
+    spread: np.ndarray
+    names: tuple[str, ...] = ()
+
+
+def scale_floors(model: Any, spec: Any) -> ScaleFloors | None:
+    """The :class:`ScaleFloors` of the PyMC ``model`` of ``spec`` (nutpie's coordinates).
+
+    The group sds are each effect's learned sd (``<effect>_sd``) and, with a noise scale
+    per group, ``sigma_spread``; ``None`` when the spec has none.
+
+    Why: the joint mode of a centered group term of few levels can sit in the neck of its
+    funnel, the sd shrunk to nothing with its levels, where the posterior holds almost no
+    mass.  Chains started there with the curvature of that point never leave it, nearly
+    every transition divergent (the step-wise law's prefix fits:
+    ``benchmarks/results/steps_prefix_init_2026-12-04/``).
+    """
+    from ..spec.parts import Prior
+
+    priors = {f"{e.name}_sd": e.scale for e in spec.effects if isinstance(e.scale, Prior)}
+    lk = spec.likelihood
+    if lk.sigma_by is not None and isinstance(lk.sigma_spread, Prior):
+        priors["sigma_spread"] = lk.sigma_spread
+    if not priors:
+        return None
+    point = model.initial_point(0)
+    rows, names = [], []
+    for rv in model.free_RVs:
+        prior = priors.get(rv.name)
+        row = (-np.inf, 0.0, 1.0) if prior is None else (
+            np.log(prior.quantile(SCALE_FLOOR_QUANTILE)), np.log(prior.quantile(0.5)),
+            0.5 * np.log(prior.quantile(0.8413) / prior.quantile(0.1587)))
+        size = int(np.size(point[model.rvs_to_values[rv].name]))
+        rows.extend([row] * size)
+        names.extend([rv.name] * size)
+    lower, centre, spread = np.asarray(rows, float).T
+    return ScaleFloors(lower, centre, spread, tuple(names))
+
+
+def _negative(density: LogDensity) -> Any:
+    """``x -> (-logp, -grad)``, ``(inf, 0)`` where the density is not finite."""
     def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
         logp, grad = density(x)
         if not np.isfinite(logp):
             return np.inf, np.zeros_like(x)
         return -logp, -grad
 
+    return objective
+
+
+def _maximize(density: LogDensity, start: np.ndarray, max_iter: int, restarts: int,
+              gtol: float, held: np.ndarray | None) -> np.ndarray | None:
+    """The best point of L-BFGS on ``-density`` from ``start``, or None.
+
+    The ``held`` coordinates (a mask) stay where ``start`` has them.
+    """
+    from scipy.optimize import minimize
+
+    objective = _negative(density)
+    bounds = None if held is None else [(x, x) if h else (None, None)
+                                        for x, h in zip(start, held, strict=True)]
+    free = np.ones(len(start), bool) if held is None else ~held
     # a line search that steps into an overflow (logp = -inf) stops L-BFGS early: restart
     # from the best point until the gradient vanishes or nothing improves
-    point, best = np.asarray(start, float), np.inf
+    point, best = start, np.inf
     with np.errstate(all="ignore"):
         for _ in range(restarts):
-            res = minimize(objective, point, jac=True, method="L-BFGS-B",
+            res = minimize(objective, point, jac=True, method="L-BFGS-B", bounds=bounds,
                            options={"maxiter": max_iter, "maxfun": 2 * max_iter, "maxcor": 30,
                                     "ftol": 1e-13, "gtol": 1e-7})
             if not np.isfinite(res.fun) or res.fun >= best - 1e-9 * max(1.0, abs(best)):
                 break
             point, best = res.x, res.fun
-            if np.max(np.abs(res.jac)) < gtol:
+            if np.max(np.abs(res.jac[free])) < gtol:
                 break
     if not np.isfinite(best) or not np.all(np.isfinite(point)):
         return None
+    return point
+
+
+def _laplace(density: LogDensity, point: np.ndarray, held: np.ndarray | None = None,
+             spread: np.ndarray | None = None) -> Mode | None:
+    """The curvature of ``density`` at ``point``: a :class:`Mode`, or None if not proper.
+
+    ``held`` coordinates (a mask) get the variance ``spread**2`` and no correlation; the
+    curvature of the others is taken with them fixed.
+    """
+    objective = _negative(density)
     n = len(point)
+    free = np.flatnonzero(np.ones(n, bool) if held is None else ~held)
     step = 1e-5 * np.maximum(1.0, np.abs(point))
-    hess = np.empty((n, n))
-    for i in range(n):
+    hess = np.empty((len(free), len(free)))
+    for k, i in enumerate(free):
         up, down = point.copy(), point.copy()
         up[i] += step[i]
         down[i] -= step[i]
-        hess[:, i] = (objective(up)[1] - objective(down)[1]) / (2 * step[i])
+        hess[:, k] = (objective(up)[1][free] - objective(down)[1][free]) / (2 * step[i])
     hess = 0.5 * (hess + hess.T)  # the Hessian of -logp: positive definite at a proper mode
     try:
         np.linalg.cholesky(hess)
-        cov = np.linalg.inv(hess)
-        np.linalg.cholesky(cov)
+        inner = np.linalg.inv(hess)
+        np.linalg.cholesky(inner)
     except np.linalg.LinAlgError:
         return None
+    cov = np.diag(np.zeros(n) if spread is None else np.asarray(spread, float) ** 2)
+    cov[np.ix_(free, free)] = inner
     if not np.all(np.isfinite(cov)):
         return None
     return Mode(point, cov, density.calls)

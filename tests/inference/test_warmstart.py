@@ -100,3 +100,94 @@ def test_a_flat_direction_gives_no_mode():
         a, b = pm.Flat("a"), pm.Flat("b")
         pm.Normal("y", a + b, 1.0, observed=np.zeros(3))
     assert find_mode(_compile(model).compiled, np.zeros(2)) is None
+
+
+def _funnel_model(y, alpha=2.0):
+    """levels theta_k ~ N(0, tau) (centered), tau ~ Gamma(alpha, 20), y_k ~ N(theta_k, 1).
+
+    On u = log tau the joint density goes as exp((alpha - k) u) into the funnel's neck
+    (tau -> 0, the levels with it): with k = 3 levels and alpha = 2 (the shipped sds'
+    prior) the joint mode is at tau = 0; with alpha = 5 it is proper."""
+    import pymc as pm
+
+    with pm.Model() as model:
+        tau = pm.Gamma("tau", alpha=alpha, beta=20.0)
+        theta = pm.Normal("theta", 0.0, tau, shape=len(y))
+        pm.Normal("y", theta, 1.0, observed=y)
+    return model
+
+
+def _tau_floors(alpha=2.0):
+    from scipy import stats
+
+    from bayeslaw.inference.warmstart import ScaleFloors
+
+    prior = stats.gamma(alpha, scale=1 / 20.0)
+    lower = np.array([np.log(prior.ppf(0.01)), -np.inf, -np.inf, -np.inf])
+    centre = np.array([np.log(prior.median()), 0.0, 0.0, 0.0])
+    spread = np.array([0.5 * np.log(prior.ppf(0.8413) / prior.ppf(0.1587)), 1.0, 1.0, 1.0])
+    return ScaleFloors(lower, centre, spread, ("tau", "theta", "theta", "theta"))
+
+
+def test_a_mode_in_a_funnels_neck_is_held_at_the_sds_prior_median():
+    y = np.array([0.05, -0.03, 0.02])
+    compiled = _compile(_funnel_model(y)).compiled
+    assert _names(compiled)[:2] == ["tau_log__", "theta"]
+    floors = _tau_floors()
+    start = np.array([np.log(0.1), 0.0, 0.0, 0.0])
+    sunk = find_mode(compiled, start)  # no floors: no proper mode, or one in the neck
+    assert sunk is None or sunk.point[0] < floors.lower[0]
+    mode = find_mode(compiled, start, floors=lambda: floors)
+    assert mode is not None
+    tau = np.exp(floors.centre[0])
+    assert mode.point[0] == floors.centre[0] and mode.held == ("tau",)  # the prior's median
+    # the levels at their mode given tau: theta_k = y_k tau^2 / (tau^2 + 1)
+    np.testing.assert_allclose(mode.point[1:], y * tau**2 / (tau**2 + 1), atol=1e-7)
+    # the held sd: the prior's scale, uncorrelated; the levels: their conditional variance
+    np.testing.assert_allclose(mode.cov[0, 0], floors.spread[0] ** 2)
+    np.testing.assert_array_equal(mode.cov[0, 1:], 0.0)
+    np.testing.assert_allclose(np.diag(mode.cov)[1:], tau**2 / (tau**2 + 1), rtol=1e-4)
+
+
+def test_floors_change_nothing_where_the_mode_is_above_them():
+    """A proper mode above the floor: the same mode, to the last bit."""
+    y = np.array([-0.4, 0.1, 0.5])
+    compiled = _compile(_funnel_model(y, alpha=5.0)).compiled
+    floors = _tau_floors(alpha=5.0)
+    start = np.array([np.log(0.1), 0.0, 0.0, 0.0])
+    plain = find_mode(compiled, start)
+    called = []
+    held = find_mode(compiled, start, floors=lambda: called.append(1) or floors)
+    assert plain is not None and plain.point[0] > floors.lower[0] and called == [1]
+    np.testing.assert_array_equal(held.point, plain.point)
+    np.testing.assert_array_equal(held.cov, plain.cov)
+    assert held.held == ()
+
+
+def test_scale_floors_of_a_spec_sit_at_its_group_sds_prior_quantiles():
+    import bayeslaw as bl
+    from bayeslaw.inference.warmstart import SCALE_FLOOR_QUANTILE, scale_floors
+    from bayeslaw.model.graph import LossModel
+    from bayeslaw.model.plan import make_plan
+
+    spec = bl.load_spec(law="looped_total")
+    data = bl.load(bl.bundled_path())  # effects by N and T_m, a noise scale per run
+    model = LossModel(make_plan(spec, data)).model
+    found = scale_floors(model, spec)
+    point = model.initial_point(0)
+    at, seen = 0, set()
+    for rv in model.free_RVs:
+        size = int(np.size(point[model.rvs_to_values[rv].name]))
+        block = slice(at, at + size)
+        effect = next((e for e in spec.effects if f"{e.name}_sd" == rv.name), None)
+        prior = (effect.scale if effect is not None else spec.likelihood.sigma_spread
+                 if rv.name == "sigma_spread" else None)
+        if prior is None:
+            assert np.all(found.lower[block] == -np.inf)
+        else:
+            seen.add(rv.name)
+            np.testing.assert_allclose(found.lower[block],
+                                       np.log(prior.quantile(SCALE_FLOOR_QUANTILE)))
+            np.testing.assert_allclose(found.centre[block], np.log(prior.quantile(0.5)))
+        at += size
+    assert at == len(found.lower) and {f"{e.name}_sd" for e in spec.effects} <= seen
