@@ -333,8 +333,11 @@ def timing_line(method: str, info: Mapping[str, Any]) -> str:
         how = f" ({info['compiled']})" if "compiled" in info else ""
         parts.append(f"compile {info['compile_s']:.1f} s{how}")
     if info.get("start_s"):
+        held = info.get("start_held") or []
         parts.append(f"{'mode' if method == 'laplace' else 'warm start'} "
-                     f"{info['start_s']:.1f} s")
+                     f"{info['start_s']:.1f} s" + (
+                         f" ({', '.join(held)} held at the prior's median: the mode was in "
+                         "a funnel's neck)" if held else ""))
     if "sample_s" in info:
         parts.append(f"{'sampling' if method == 'nuts' else method} {info['sample_s']:.1f} s")
     label = "" if method == "nuts" else f" ({method}, approximate)"

@@ -191,3 +191,12 @@ def test_scale_floors_of_a_spec_sit_at_its_group_sds_prior_quantiles():
             np.testing.assert_allclose(found.centre[block], np.log(prior.quantile(0.5)))
         at += size
     assert at == len(found.lower) and {f"{e.name}_sd" for e in spec.effects} <= seen
+
+
+def test_the_fit_line_names_the_sds_held_at_their_prior():
+    from bayeslaw.inference.sampling import timing_line
+
+    info = {"compile_s": 1.0, "start_s": 2.0, "sample_s": 3.0}
+    assert "held" not in timing_line("nuts", {**info, "start_held": []})
+    line = timing_line("nuts", {**info, "start_held": ["c_by_T_m_sd"]})
+    assert "warm start 2.0 s (c_by_T_m_sd held at the prior's median" in line

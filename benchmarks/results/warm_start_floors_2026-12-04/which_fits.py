@@ -1,12 +1,14 @@
 """Which fits of the convergence matrix does the warm start's sd floor change?
 
     python benchmarks/results/warm_start_floors_2026-12-04/which_fits.py [--seeds 1,2,3,4,5]
+        [--pairs SUBSTRINGS]
 
 For every pair of ``benchmarks/pairs.py`` (its table and shipped spec, default settings) and
 seed: the group sds that the mode search now holds at their prior's median because the mode
 put them below their floor (their prior's 1% quantile, ``scale_floors``; ``Mode.held``).
 Those fits start elsewhere than before; the others start exactly where they did.  No
-sampling.
+sampling.  Where the mode search ends with no proper mode, it is run again without the
+floor to say whether the floor made the difference.
 """
 import argparse
 import sys
@@ -19,15 +21,17 @@ from bayeslaw.inference.warmstart import find_mode, scale_floors
 from bayeslaw.model.plan import make_plan
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from pairs import PAIRS  # noqa: E402
+from pairs import select  # noqa: E402
 
 warnings.filterwarnings("ignore")
 parser = argparse.ArgumentParser()
 parser.add_argument("--seeds", default="1,2,3,4,5")
-seeds = [int(s) for s in parser.parse_args().seeds.split(",")]
+parser.add_argument("--pairs", default=None, help="comma-separated substrings of pair names")
+args = parser.parse_args()
+seeds = [int(s) for s in args.seeds.split(",")]
 print("| pair | seed | group sds held at their prior's median |")
 print("| --- | --- | --- |")
-for pair in PAIRS.values():
+for pair in select(args.pairs):
     try:
         data = bl.load(pair.load())
     except FileNotFoundError as err:
@@ -43,7 +47,10 @@ for pair in PAIRS.values():
         if floors is None:
             text = "no learned group sd"
         elif mode is None:
-            text = "no proper mode: the chains start from the prior's centre"
+            before = find_mode(compiled, compiled.initial_point_func(seed))
+            text = ("no proper mode: the chains start from the prior's centre ("
+                    + ("as without the floor)" if before is None else
+                       "**without the floor they started at a mode**)"))
         else:
             text = ", ".join(mode.held) or "none"
         print(f"| {pair.name} | {seed} | {text} |", flush=True)
