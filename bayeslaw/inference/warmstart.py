@@ -97,8 +97,8 @@ def find_mode(compiled: Any, start: np.ndarray, *, max_iter: int = 20000, restar
     """The mode of ``compiled``'s log density from ``start`` and the curvature there.
 
     ``floors`` (optional): a function of nothing returning the :class:`ScaleFloors` of the
-    model's group sds (or ``None``), called only when the mode found puts one of them below
-    its floor, in its funnel's neck.  Those sds are then held at their prior's median and
+    model's group sds (or ``None``), called once a point is found.  Where the point puts a
+    group sd below its floor, in its funnel's neck, those sds are held at their prior's median and
     the other coordinates maximized given them (again while another sd falls below its
     floor); the curvature of the held ones is their prior's (uncorrelated with the rest).
     Where no sd is below its floor the result is the same as without ``floors``.
