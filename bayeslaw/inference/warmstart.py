@@ -101,7 +101,9 @@ def find_mode(compiled: Any, start: np.ndarray, *, max_iter: int = 20000, restar
     group sd below its floor, in its funnel's neck, those sds are held at their prior's median and
     the other coordinates maximized given them (again while another sd falls below its
     floor); the curvature of the held ones is their prior's (uncorrelated with the rest).
-    Where no sd is below its floor the result is the same as without ``floors``.
+    Where no sd is below its floor the result is the same as without ``floors``; where the
+    search given the held sds fails or its curvature is not proper, the result is ``None``
+    (the chains then start from the prior's centre, not from the point in the neck).
 
     Returns ``None`` (the caller warns) when the optimizer ends at a non-finite point, or
     the negative Hessian is not positive definite (a mode on a ridge or at the boundary of
@@ -110,6 +112,8 @@ def find_mode(compiled: Any, start: np.ndarray, *, max_iter: int = 20000, restar
     density = LogDensity(compiled)
     point = _maximize(density, np.asarray(start, float), max_iter, restarts, gtol, None)
     found = None if point is None or floors is None else floors()
+    if found is not None and len(found.lower) != len(point):  # not this model's layout
+        found = None
     held = None if found is None else point < found.lower
     if held is None or not held.any():
         return None if point is None else _laplace(density, point)
@@ -148,7 +152,8 @@ def scale_floors(model: Any, spec: Any) -> ScaleFloors | None:
     """The :class:`ScaleFloors` of the PyMC ``model`` of ``spec`` (nutpie's coordinates).
 
     The group sds are each effect's learned sd (``<effect>_sd``) and, with a noise scale
-    per group, ``sigma_spread``; ``None`` when the spec has none.
+    per group, ``sigma_spread``, where sampled on the log scale (a positive prior: not a
+    Uniform or Beta, whose coordinate is an interval's); ``None`` when the spec has none.
 
     Why: the joint mode of a centered group term of few levels can sit in the neck of its
     funnel, the sd shrunk to nothing with its levels, where the posterior holds almost no
@@ -167,7 +172,9 @@ def scale_floors(model: Any, spec: Any) -> ScaleFloors | None:
     point = model.initial_point(0)
     rows, names = [], []
     for rv in model.free_RVs:
-        prior = priors.get(rv.name)
+        # a floor only where the sd is sampled as its log (not an interval's logit, say)
+        log = getattr(model.rvs_to_transforms.get(rv), "name", None) == "log"
+        prior = priors.get(rv.name) if log else None
         row = (-np.inf, 0.0, 1.0) if prior is None else (
             np.log(prior.quantile(SCALE_FLOOR_QUANTILE)), np.log(prior.quantile(0.5)),
             0.5 * np.log(prior.quantile(0.8413) / prior.quantile(0.1587)))

@@ -99,9 +99,11 @@ def log_ticks(axis: Any) -> None:
     """Readable tick labels on a log ``axis`` (``ax.xaxis``).
 
     Sparse major ticks labelled as plain numbers (``0.1``, ``2``, ``50``), minor ticks
-    without labels.  On an x axis whose minor ticks are drawn at the bottom only
-    (matplotlib's default style) they are one :class:`MinorTickMarks` line of markers
-    instead of matplotlib's minor ticks: the same marks, at a fraction of the cost.
+    without labels.  On an x axis whose minor ticks are drawn at the bottom only, without
+    minor grid lines (matplotlib's default style), they are one :class:`MinorTickMarks` line
+    of markers instead of matplotlib's minor ticks: the same marks, at a fraction of the
+    cost.  Their look follows the style when ``log_ticks`` is called; a later
+    ``tick_params(which="minor", ...)`` does not reach them.
     """
     import matplotlib as mpl
     from matplotlib.ticker import NullLocator
@@ -110,8 +112,11 @@ def log_ticks(axis: Any) -> None:
     axis.set_major_formatter(FuncFormatter(_plain_number))
     axis.set_minor_formatter(NullFormatter())
     rc = mpl.rcParams
+    for line in [x for x in axis.axes.lines if isinstance(x, MinorTickMarks)]:
+        line.remove()  # called again: one set of marks
     if (axis.axis_name != "x" or not (rc["xtick.bottom"] and rc["xtick.minor.bottom"])
-            or rc["xtick.top"] and rc["xtick.minor.top"]):
+            or rc["xtick.top"] and rc["xtick.minor.top"]
+            or rc["axes.grid"] and rc["axes.grid.which"] in ("minor", "both")):
         axis.set_minor_locator(LogLocator(subs=MINOR_SUBS))
         return
     axis.set_minor_locator(NullLocator())
@@ -122,11 +127,13 @@ class MinorTickMarks(Line2D):
     """An x axis's minor log ticks as one line of tick markers, placed when drawn.
 
     matplotlib gives every minor tick a ``Tick`` of its own (two tick lines, a grid line
-    and two labels); on a grid of 15 log panels, drawn three times, making them was a third
-    of the figures' time (issue 34).  This draws the same markers (matplotlib's tick
-    marker for the style's tick direction, its minor size, width and colour) at the same
-    places: :data:`MINOR_SUBS` of each decade in the view, less the major ticks', as the
-    axis would.  The places are found at each draw, so zooming keeps them right.
+    and two labels); on a grid of 15 log panels, drawn three times, making them was about a
+    quarter of the figures' time (issue 34: ``benchmarks/results/figures_2026-12-04.md``).
+    This draws the same markers (matplotlib's tick marker for the style's tick direction,
+    its minor size, width and colour) at the same places: :data:`MINOR_SUBS` of each decade
+    in the view, less the major ticks', as the axis would.  The places are found at each
+    draw, so zooming keeps them right; nothing is drawn where the axis is off or no longer
+    logarithmic.
     """
 
     def __init__(self, ax: Any) -> None:
@@ -135,7 +142,8 @@ class MinorTickMarks(Line2D):
 
         rc = mpl.rcParams
         marker = {"out": TICKDOWN, "in": TICKUP}.get(rc["xtick.direction"], "|")
-        super().__init__([], [], transform=ax.get_xaxis_transform(), linestyle="none",
+        super().__init__([], [], transform=ax.get_xaxis_transform(which="tick1"),
+                         linestyle="none",
                          marker=marker, markersize=rc["xtick.minor.size"],
                          markeredgewidth=rc["xtick.minor.width"],
                          markeredgecolor=rc["xtick.color"], clip_on=False,
@@ -146,6 +154,8 @@ class MinorTickMarks(Line2D):
 
     def draw(self, renderer: Any) -> None:  # noqa: D102 (matplotlib's Artist.draw)
         ax = self.axes
+        if not (ax.axison and ax.xaxis.get_visible()) or ax.get_xscale() != "log":
+            return  # no ticks drawn there, so no marks
         lo, hi = sorted(ax.get_xlim())
         at = np.asarray(self._locator.tick_values(lo, hi), float)
         at = at[(at >= lo * (1 - 1e-10)) & (at <= hi * (1 + 1e-10))]
@@ -154,6 +164,7 @@ class MinorTickMarks(Line2D):
             at = at[~np.isclose(at[:, None], major[None, :], rtol=1e-10, atol=0).any(axis=1)]
         self.set_data(at, np.zeros(len(at)))
         super().draw(renderer)
+        self.set_data([], [])  # placed anew at each draw: never part of the data limits
 
 
 def legend_handles(axes: np.ndarray) -> dict[str, Any]:

@@ -200,3 +200,37 @@ def test_the_fit_line_names_the_sds_held_at_their_prior():
     assert "held" not in timing_line("nuts", {**info, "start_held": []})
     line = timing_line("nuts", {**info, "start_held": ["c_by_T_m_sd"]})
     assert "warm start 2.0 s (c_by_T_m_sd held at the prior's median" in line
+
+
+def test_prior_quantiles_against_closed_forms():
+    from bayeslaw.spec.parts import Prior
+
+    half = 0.6744897501960817  # the standard normal's 75% quantile: a half-normal's median
+    assert np.isclose(Prior("HalfNormal", {"sigma": 0.2}).quantile(0.5), 0.2 * half)
+    assert np.isclose(Prior("Exponential", {"lam": 4.0}).quantile(0.5), np.log(2) / 4.0)
+    assert np.isclose(Prior("LogNormal", {"mu": -1.0, "sigma": 0.7}).quantile(0.5), np.exp(-1))
+    assert np.isclose(Prior("Gamma", {"alpha": 1.0, "beta": 4.0}).quantile(0.01),
+                      -np.log(0.99) / 4.0)  # Gamma(1, b) is Exponential(b)
+    assert np.isclose(Prior("Uniform", {"lower": 1.0, "upper": 3.0}).quantile(0.25), 1.5)
+    assert np.isclose(Prior("TruncatedNormal", {"mu": 0.0, "sigma": 2.0, "lower": 0.0})
+                      .quantile(0.5), 2.0 * half)
+
+
+def test_an_sd_not_sampled_on_the_log_scale_gets_no_floor():
+    """A Uniform sd is sampled as an interval's logit: its floor would be on another scale."""
+    import bayeslaw as bl
+    from bayeslaw.inference.warmstart import scale_floors
+    from bayeslaw.model.graph import LossModel
+    from bayeslaw.model.plan import make_plan
+
+    d = bl.load_spec(law="looped_total").to_dict()
+    d["effects"][0]["scale"] = {"dist": "Uniform", "lower": 0.0, "upper": 1.0}
+    spec = bl.ModelSpec.from_dict(d)
+    model = LossModel(make_plan(spec, bl.load(bl.bundled_path()))).model
+    found = scale_floors(model, spec)
+    uniform = f"{spec.effects[0].name}_sd"
+    assert uniform in found.names and found.names.count(uniform) == 1
+    at = found.names.index(uniform)
+    assert found.lower[at] == -np.inf
+    assert np.isfinite(found.lower).sum() == len(spec.effects) - 1 + (
+        spec.likelihood.sigma_by is not None)

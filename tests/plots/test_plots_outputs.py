@@ -303,6 +303,23 @@ def test_minor_tick_marks_look_like_matplotlibs_minor_ticks(lo, hi, marked):
     assert np.array_equal(_pixels(bare, False), theirs) is not marked
 
 
+@pytest.mark.parametrize("direction", ["in", "inout"])
+def test_minor_tick_marks_follow_the_tick_direction(direction):
+    import matplotlib as mpl
+
+    def figure():
+        fig, ax = plt.subplots(figsize=(3.2, 2.6))
+        ax.plot([0.03, 40], [1, 2])
+        ax.set_xscale("log")
+        log_ticks(ax.xaxis)
+        log_ticks(ax.xaxis)  # again: still one set of marks
+        return fig
+
+    with mpl.rc_context({"xtick.direction": direction}):
+        ours, theirs = _pixels(figure(), False), _pixels(figure(), True)
+    assert np.array_equal(ours, theirs)
+
+
 def test_the_grid_figure_looks_as_with_matplotlibs_minor_ticks(stored_fit):
     ours = _pixels(plot_grid(stored_fit), False)
     assert np.array_equal(ours, _pixels(plot_grid(stored_fit), True))

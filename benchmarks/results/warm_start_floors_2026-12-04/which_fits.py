@@ -42,6 +42,7 @@ for pair in select(args.pairs):
     entry.density.identity()
     model = entry.model.model
     floors = scale_floors(model, spec)
+    moot = spec.sampler.init != "mode"  # the fit starts from the prior: no warm start at all
     for seed in seeds:
         mode = find_mode(compiled, compiled.initial_point_func(seed), floors=lambda f=floors: f)
         if floors is None:
@@ -53,4 +54,5 @@ for pair in select(args.pairs):
                        "**without the floor they started at a mode**)"))
         else:
             text = ", ".join(mode.held) or "none"
+        text += " (moot: the spec's init = \"prior\" skips the warm start)" if moot else ""
         print(f"| {pair.name} | {seed} | {text} |", flush=True)
