@@ -54,8 +54,10 @@ def _nutpie_start(entry: Entry, compiled: Any, seed: int, settings: SamplerSetti
                 lambda: _start_error(entry, seed))
     if settings.init != "mode":
         return compiled, None
+    names, _, shapes = compiled.shape_info
     mode = find_mode(compiled, compiled.initial_point_func(int(seed)),
-                     floors=lambda: scale_floors(entry.model.model, entry.model.spec))
+                     floors=lambda: scale_floors(entry.model.model, entry.model.spec,
+                                                 dict(zip(names, shapes, strict=True))))
     if mode is None:
         warnings.warn("the warm start found no proper mode of the posterior (the optimizer "
                       "failed, or the curvature is flat along some parameter); the chains "

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,9 +128,8 @@ def find_mode(compiled: Any, start: np.ndarray, *, max_iter: int = 20000, restar
     mode = None if point is None else _laplace(density, point, held, found.spread)
     if mode is None:
         return None
-    names = found.names or tuple(f"coordinate {i}" for i in range(len(held)))
     return dataclasses.replace(mode, held=tuple(dict.fromkeys(
-        name for name, h in zip(names, held, strict=True) if h)))
+        name for name, h in zip(found.names, held, strict=True) if h)))
 
 
 @dataclass(frozen=True)
@@ -145,11 +145,15 @@ class ScaleFloors:
     lower: np.ndarray
     centre: np.ndarray
     spread: np.ndarray
-    names: tuple[str, ...] = ()
+    names: tuple[str, ...]
 
 
-def scale_floors(model: Any, spec: Any) -> ScaleFloors | None:
+def scale_floors(model: Any, spec: Any, shapes: Mapping[str, Any]) -> ScaleFloors | None:
     """The :class:`ScaleFloors` of the PyMC ``model`` of ``spec`` (nutpie's coordinates).
+
+    ``shapes`` gives each value variable's shape by name (the compiled model's
+    ``shape_info``: nothing is evaluated here); the coordinates follow ``model.free_RVs``,
+    as nutpie lays them out.
 
     The group sds are each effect's learned sd (``<effect>_sd``) and, with a noise scale
     per group, ``sigma_spread``, where sampled on the log scale (a positive prior: not a
@@ -169,7 +173,6 @@ def scale_floors(model: Any, spec: Any) -> ScaleFloors | None:
         priors["sigma_spread"] = lk.sigma_spread
     if not priors:
         return None
-    point = model.initial_point(0)
     rows, names = [], []
     for rv in model.free_RVs:
         # a floor only where the sd is sampled as its log (not an interval's logit, say)
@@ -178,7 +181,7 @@ def scale_floors(model: Any, spec: Any) -> ScaleFloors | None:
         row = (-np.inf, 0.0, 1.0) if prior is None else (
             np.log(prior.quantile(SCALE_FLOOR_QUANTILE)), np.log(prior.quantile(0.5)),
             0.5 * np.log(prior.quantile(0.8413) / prior.quantile(0.1587)))
-        size = int(np.size(point[model.rvs_to_values[rv].name]))
+        size = int(np.prod(shapes[model.rvs_to_values[rv].name], dtype=int))
         rows.extend([row] * size)
         names.extend([rv.name] * size)
     lower, centre, spread = np.asarray(rows, float).T

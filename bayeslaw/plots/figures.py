@@ -15,10 +15,19 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, Locator, LogLocator, MaxNLocator, NullFormatter
+from matplotlib.markers import TICKDOWN, TICKUP
+from matplotlib.ticker import (
+    FuncFormatter,
+    Locator,
+    LogLocator,
+    MaxNLocator,
+    NullFormatter,
+    NullLocator,
+)
 
 from .. import constants as C
 from ..data.table import size_label
@@ -105,9 +114,6 @@ def log_ticks(axis: Any) -> None:
     cost.  Their look follows the style when ``log_ticks`` is called; a later
     ``tick_params(which="minor", ...)`` does not reach them.
     """
-    import matplotlib as mpl
-    from matplotlib.ticker import NullLocator
-
     axis.set_major_locator(_SparseLogLocator())
     axis.set_major_formatter(FuncFormatter(_plain_number))
     axis.set_minor_formatter(NullFormatter())
@@ -137,9 +143,6 @@ class MinorTickMarks(Line2D):
     """
 
     def __init__(self, ax: Any) -> None:
-        import matplotlib as mpl
-        from matplotlib.markers import TICKDOWN, TICKUP
-
         rc = mpl.rcParams
         marker = {"out": TICKDOWN, "in": TICKUP}.get(rc["xtick.direction"], "|")
         super().__init__([], [], transform=ax.get_xaxis_transform(which="tick1"),

@@ -41,7 +41,8 @@ for pair in select(args.pairs):
     entry, compiled = compiled_for(make_plan(spec, data), data)
     entry.density.identity()
     model = entry.model.model
-    floors = scale_floors(model, spec)
+    names, _, shapes = compiled.shape_info
+    floors = scale_floors(model, spec, dict(zip(names, shapes, strict=True)))
     moot = spec.sampler.init != "mode"  # the fit starts from the prior: no warm start at all
     for seed in seeds:
         mode = find_mode(compiled, compiled.initial_point_func(seed), floors=lambda f=floors: f)
