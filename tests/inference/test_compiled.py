@@ -14,6 +14,8 @@ import pytest
 
 import bayeslaw as bl
 
+from ..density import compile_dlogp, compile_logp
+
 
 @pytest.fixture(scope="module")
 def small_density(small_sweep):
@@ -54,14 +56,14 @@ def test_digamma_matches_scipy():
 
 
 def test_raw_density_is_the_models(small_density):
-    """Identity map: logp and gradient equal PyMC's (C backend) at points around the start;
-    the expansion equals the PyTensor function it wraps."""
+    """Identity map: logp and gradient equal the graph's (:mod:`tests.density`) at points
+    around the start; the expansion equals the PyTensor function it wraps."""
     from bayeslaw.inference.warmstart import LogDensity
 
     entry, compiled = small_density
     entry.density.identity()
     model = entry.model.model
-    logp_c, dlogp_c = model.compile_logp(), model.compile_dlogp()
+    logp_c, dlogp_c = compile_logp(model), compile_dlogp(model)
     free = {v.name for v in model.value_vars}
     names, slices, shapes = zip(*[(n, sl, sh) for n, sl, sh in zip(*compiled.shape_info,
                                                                     strict=True)
@@ -157,7 +159,7 @@ def test_the_folds_of_a_backtest_share_one_compiled_model():
             own = LossModel(plan)  # this fold's own graph, its levels as it says
             own.set_data(train)
             fresh = own.model
-            logp = fresh.compile_logp()
+            logp = compile_logp(fresh)
             names, slices, shapes = compiled.shape_info
             free = {v.name for v in fresh.value_vars}
             density = LogDensity(compiled)

@@ -26,6 +26,8 @@ from bayeslaw.simulate import SCHEDULE_TRUTH, design, looped_step_sweep, schedul
 from bayeslaw.spec.catalog import available_specs, load_spec
 from bayeslaw.spec.parts import link_width
 
+from ..density import compile_dlogp, compile_logp
+
 NEW_LAWS = ("parallel_streams", "parallel_streams_data", "looped_streams", "iso_depth",
             "iso_depth_eff", "chinchilla_anneal")
 THETA = dict(E=1.3, a=0.6, alpha=0.2, k=0.35, b=0.5, beta=0.4, c=0.08, gamma=0.45, phi=0.6,
@@ -277,8 +279,8 @@ def test_default_spec_builds_with_finite_logp(name):
     for n in [*spec.free_params, *spec.law_obj.natural_names]:
         assert n in m.named_vars, n
     ip = m.initial_point()
-    logp = m.compile_logp()(ip)
-    grad = m.compile_dlogp()(ip)
+    logp = compile_logp(m)(ip)
+    grad = compile_dlogp(m)(ip)
     assert np.isfinite(logp) and np.all(np.isfinite(grad)) and np.any(grad != 0)
     lm.set_data(data)  # the containers round-trip
 

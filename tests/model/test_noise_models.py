@@ -31,6 +31,7 @@ from bayeslaw.spec.catalog import load_spec
 from bayeslaw.spec.model_spec import ModelSpec
 
 from ..conftest import prior_fit
+from ..density import compile_kwargs
 
 NOISE = {
     "decay": {"sigma_decay": {"dist": "HalfNormal", "sigma": 0.3}},
@@ -97,7 +98,8 @@ def test_numpy_log_likelihood_equals_the_graph(curves, ragged, kind, family, lay
     with model.model, warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         graph = pm.compute_log_likelihood(az.InferenceData(posterior=fake.idata.posterior),
-                                          progressbar=False)
+                                          progressbar=False,
+                                          compile_kwargs=compile_kwargs(model.model))
     # the graph's density is one per run's curve: compare the numpy one summed per run
     expected = graph.log_likelihood["loss"].values.reshape(20, -1)
     ours = model.run_sums(pointwise_log_likelihood(fake), curves)
@@ -385,7 +387,8 @@ def test_numpy_log_likelihood_equals_the_graph_with_held_out_runs(curves, sigma_
     with model.model, warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         graph = pm.compute_log_likelihood(az.InferenceData(posterior=fake.idata.posterior),
-                                          progressbar=False)
+                                          progressbar=False,
+                                          compile_kwargs=compile_kwargs(model.model))
     expected = graph.log_likelihood["loss"].values.reshape(20, -1)  # one per run's curve
     np.testing.assert_allclose(model.run_sums(pointwise_log_likelihood(fake), fake.data),
                                expected, rtol=1e-6, atol=1e-6)

@@ -1,0 +1,59 @@
+"""A model graph's log density and gradient, compiled for a test with JAX.
+
+Tests that check a graph's values (the logp references, reparameterized specs, the shipped
+specs' start) used PyMC's default, PyTensor's C backend: on a machine with an empty compile
+cache that costs 10-40 s a model (g++ over every fused operation), about 400 s of a cold
+suite (``benchmarks/results/suite_jax_density_2026-12-04.md``). JAX traces the same graph in
+1.5-7.5 s. Fits use neither backend (nutpie compiles the density with numba), so the
+backend here only evaluates the graph under test; the values agree with the C backend's to
+about 1e-15 (logp) and 2e-11 (gradient, relative to its largest entry) on every shipped spec,
+well inside the references' rtol 1e-9.
+
+Where JAX is not installed (a user's clone without the test extra) the default backend is
+used, slower but the same check; in CI (``CI=true``) JAX must be there.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+#: Free variables of graphs whose gradient JAX cannot trace: the random-walk noise's
+#: (``walk``) builds an array whose length is a traced value (``ConcretizationTypeError``);
+#: those models use the default backend.
+JAX_CANNOT = frozenset({"walk"})
+
+
+def compile_kwargs(model: Any) -> dict[str, str]:
+    """``{"mode": "JAX"}`` when JAX can evaluate ``model``'s graph here, else ``{}``."""
+    if importlib.util.find_spec("jax") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("jax is in the test extra (fast density compiles in tests): it must "
+                        "be installed in CI (CI=true)", pytrace=False)
+        return {}
+    if JAX_CANNOT & {var.name for var in model.free_RVs}:
+        return {}
+    import jax
+
+    jax.config.update("jax_enable_x64", True)  # PyTensor's float64 graph, not float32
+    return {"mode": "JAX"}
+
+
+def compile_logp(model: Any, **kwargs: Any) -> Callable[[dict], np.ndarray]:
+    """``model.compile_logp(**kwargs)`` with JAX where it can (:func:`compile_kwargs`), returning
+    numpy arrays as the default backend does."""
+    return _as_numpy(model.compile_logp(**kwargs, **compile_kwargs(model)))
+
+
+def compile_dlogp(model: Any, **kwargs: Any) -> Callable[[dict], np.ndarray]:
+    """``model.compile_dlogp(**kwargs)``, as :func:`compile_logp`."""
+    return _as_numpy(model.compile_dlogp(**kwargs, **compile_kwargs(model)))
+
+
+def _as_numpy(function: Any) -> Callable[[dict], np.ndarray]:
+    return lambda point: np.asarray(function(point))
