@@ -122,10 +122,14 @@ def test_prior_predictive_admits_the_data(small_sweep):
 
 
 @pytest.mark.slow
-def test_pymc_backend_same_model(small_sweep):
+def test_pymc_backend_same_model(small_sweep, monkeypatch):
     """PyMC's NUTS and nutpie sample the same posterior: every coefficient's mean agrees
     within 4 Monte Carlo standard errors of the difference (a one-in-16,000 event per
-    coefficient when both are right), on a pooled spec that both sample quickly."""
+    coefficient when both are right), on a pooled spec that both sample quickly.
+
+    PyMC's chains run one after the other in this process (``BAYESLAW_CORES=1``): earlier
+    tests load JAX (``tests/density.py``), which warns at any ``os.fork`` that a forked child
+    may deadlock, and PyMC forks a process per chain. Same seeds, same draws."""
     import arviz as az
 
     from bayeslaw.spec.catalog import load_spec
@@ -139,7 +143,9 @@ def test_pymc_backend_same_model(small_sweep):
     spec = ModelSpec.from_dict(d)
     # a Monte Carlo standard error needs a sound ESS, not 400: 200 (as small_fit)
     kw = dict(seed=4, draws=1000, tune=1000, chains=2, thresholds=Thresholds(min_ess=200))
+    monkeypatch.setenv("BAYESLAW_CORES", "1")
     res = fit(data, spec, backend="pymc", **kw)
+    monkeypatch.delenv("BAYESLAW_CORES")
     ref = fit(data, spec, backend="nutpie", **kw)
     assert res.provenance["sampler"]["backend"] == "pymc"
     assert res.idata.log_likelihood["loss"].shape == (2, 1000, len(data))
