@@ -22,7 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pytest
+
+from .extras import need
 
 #: Free variables of graphs whose gradient JAX cannot trace: the random-walk noise's
 #: (``walk``) builds an array whose length is a traced value (``ConcretizationTypeError``);
@@ -33,9 +34,8 @@ JAX_CANNOT = frozenset({"walk"})
 def compile_kwargs(model: Any) -> dict[str, str]:
     """``{"mode": "JAX"}`` when JAX can evaluate ``model``'s graph here, else ``{}``."""
     if importlib.util.find_spec("jax") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("jax is in the test extra (fast density compiles in tests): it must "
-                        "be installed in CI (CI=true)", pytrace=False)
+        if os.environ.get("CI") == "true":  # the test extra's rule: fails in CI
+            need("jax", "graph densities compiled in seconds in tests")
         return {}
     if JAX_CANNOT & {var.name for var in model.free_RVs}:
         return {}
