@@ -44,7 +44,7 @@ from ..errors import SpecError
 from .arithmetic import correlation_cholesky, link_of, link_value, mvn_chol_logp, vine_shapes
 from .noise import conditional_terms, curve_random, density_terms, noise_scale, walk_variance
 from .plan import Plan, groups_of, level_dim, level_order, order_name
-from .transforms import split_vector
+from .transforms import offset_logp, offset_random, offset_transform, split_vector
 
 
 def cov_data_name(cov: str) -> str:
@@ -280,6 +280,7 @@ class LossModel:
         scalars: dict[str, Any] = {}
         joint = spec.sampler.joint_names()
         block: dict[str, Any] = {}
+        offsets: dict[str, Any] = {}  # deviations from a joint with their population value
         if spec.correlation is not None:  # the block's population values first: its levels'
             for name in spec.correlation.params:  # centre
                 scalars[name] = spec.priors[name].create(name)
@@ -288,20 +289,23 @@ class LossModel:
             if p.name in spec.fixed:
                 theta[p.name] = scalars[p.name] = pt.as_tensor(spec.fixed[p.name])
                 continue
+            effects = [e for e in spec.effects if e.param == p.name]
+            valued = next((e for e in effects
+                           if e.name not in block and self._samples_values(e)), None)
             if p.name not in scalars:
                 if p.name in joint:  # every split parameter at once
                     scalars.update(split_vector(pm, spec))
+                elif valued is not None and self._offsets(valued):
+                    scalars[p.name], offsets[valued.name] = self._offset(pm, pt, valued, p.link)
                 else:
                     scalars[p.name] = spec.priors[p.name].create(p.name)
-            effects = [e for e in spec.effects if e.param == p.name]
             if not effects:
                 theta[p.name] = scalars[p.name]
                 continue
-            valued = next((e.name for e in effects
-                           if e.name not in block and self._samples_values(e)), None)
-            deviations = [(block[e.name] if e.name in block else
+            given = {**block, **offsets}
+            deviations = [(given[e.name] if e.name in given else
                            self._valued(pm, pt, e, link_of(pt, scalars[p.name], p.link))
-                           if e.name == valued else
+                           if e is valued else
                            self._deviations(pm, pt, e.name, e.scale, e.group))[codes[e.group]]
                           for e in effects]
             per_run = link_value(pt, scalars[p.name], p.link, deviations)
@@ -332,6 +336,41 @@ class LossModel:
         dim = level_dim(effect.group)
         value = pm.Normal(f"{effect.name}_value", centre, sd, dims=dim)
         return pm.Deterministic(effect.name, value - centre, dims=dim)
+
+    def _offsets(self, effect: Any) -> bool:
+        """Whether ``effect``'s levels and its population value are one joint variable.
+
+        With ``sampler.centered_values = "offset"``, for a term sampled as values whose
+        population value has a Normal prior on the link scale (LogNormal with the log link,
+        Normal with the identity) and is in no sampler split; other terms sampled as values
+        keep ``centered_values = true``'s coordinates.
+        """
+        prior = self.spec.priors.get(effect.param)
+        link = self.spec.law_obj.param(effect.param).link
+        return (self.spec.sampler.centered_values == "offset" and prior is not None
+                and effect.param not in self.spec.sampler.joint_names()
+                and (prior.dist, link) in (("LogNormal", "log"), ("Normal", "identity")))
+
+    def _offset(self, pm: Any, pt: Any, effect: Any, link: str) -> tuple[Any, Any]:
+        """The population value and ``effect``'s deviations from the joint ``<name>_joint``.
+
+        The population value on the link scale and the levels' values, sampled as the levels
+        and the population's offset from their mean
+        (:func:`bayeslaw.model.transforms.offset_transform`: same density, no funnel between
+        the population value and the term's sd).  Deterministics: the population value
+        ``<param>``, the levels ``<name>_value`` and the deviations ``<name>``.
+        """
+        prior = self.spec.priors[effect.param]
+        sd = _effect_sd(pt, effect.name, effect.scale)
+        dim = level_dim(effect.group)
+        k = len(self.plan.mask(effect.name))
+        joint = pm.CustomDist(f"{effect.name}_joint", np.full(k + 1, prior.params["mu"]),
+                              prior.params["sigma"], sd, logp=offset_logp, random=offset_random,
+                              signature="(j),(),()->(j)", transform=offset_transform(k))
+        centre = joint[0]
+        population = pm.Deterministic(effect.param, pt.exp(centre) if link == "log" else centre)
+        value = pm.Deterministic(f"{effect.name}_value", joint[1:], dims=dim)
+        return population, pm.Deterministic(effect.name, value - centre, dims=dim)
 
     def _deviations(self, pm: Any, pt: Any, name: str, scale: Any, group: str) -> Any:
         """A group term's level deviations, its sd learned (a prior) or fixed (a number)."""

@@ -257,5 +257,5 @@ def graph_key(spec: ModelSpec, structure: Structure,
     if spec.sampler.slope_split:  # only when set: the keys of existing caches stay as they were
         graph["slope_split"] = list(spec.sampler.slope_split)
     if spec.sampler.centered_values:  # as slope_split
-        graph["centered_values"] = True
+        graph["centered_values"] = spec.sampler.centered_values
     return json.dumps(graph, sort_keys=True), structure, centering_layout(spec, masks)

@@ -174,3 +174,74 @@ def split_vector(pm: Any, spec: ModelSpec) -> dict[str, Any]:
     if slope:
         out.update(joint_vector(pm, spec, slope, "slope", slope_split_transform()))
     return out
+
+
+def offset_transform(k: int) -> Any:
+    """A population value and its ``k`` levels' values, sampled as the levels and an offset.
+
+    For ``sampler.centered_values = "offset"``: the value is ``(m, v_1, ..., v_k)`` on the
+    link scale, the population value ``m ~ Normal(mu_0, s_0)`` (its prior) and the levels
+    ``v_j ~ Normal(m, sd)`` (:func:`offset_logp`).  The unconstrained coordinates are the
+    levels themselves and the population's offset from their mean in units of its conditional
+    sd, ``z = sqrt(k) (mean(v) - m) / sd``.  Given the levels, ``m`` has the conditional sd
+    ``sd / sqrt(k)`` (times a prior far wider than it): sampled as ``m`` (``centered_values
+    = true``) or through centered deviations, it shrinks with ``sd`` - a funnel that the data
+    cannot open, since they pin the levels and not how far their mean lies from ``m``; with
+    few levels (three depths), nutpie diverged there (the diagnoses of
+    ``benchmarks/results/steps_tune_2026-12-04/``).  In ``(v, z)``, ``z`` is close to a
+    standard normal whatever ``sd`` is, and the data pin ``v``.
+
+    ``sd`` is the distribution's last input.  The backward map is ``m = mean(v) - sd z /
+    sqrt(k)``; its log-Jacobian is ``log(sd / sqrt(k))`` (triangular: the levels map to
+    themselves), so the model's density is the same in the new coordinates.
+    """
+    import numpy as np
+    import pytensor.tensor as pt
+    from pymc.logprob.transforms import Transform
+
+    root = float(np.sqrt(k))
+
+    class Offset(Transform):
+        name = "offset"  # no underscore: PyMC strips "_<name>__" from value names
+
+        def forward(self, value: Any, *inputs: Any) -> Any:
+            sd, levels = inputs[-1], value[..., 1:]
+            z = root * (pt.mean(levels, axis=-1) - value[..., 0]) / sd
+            return pt.concatenate([levels, pt.shape_padright(z)], axis=-1)
+
+        def backward(self, value: Any, *inputs: Any) -> Any:
+            sd, levels = inputs[-1], value[..., :-1]
+            centre = pt.mean(levels, axis=-1) - sd * value[..., -1] / root
+            return pt.concatenate([pt.shape_padright(centre), levels], axis=-1)
+
+        def log_jac_det(self, value: Any, *inputs: Any) -> Any:
+            return pt.log(inputs[-1]) - np.log(root) + pt.zeros_like(value[..., 0])
+
+    return Offset()
+
+
+def offset_logp(value: Any, centre: Any, scale: Any, sd: Any) -> Any:
+    """The density of ``(m, v_1, ..., v_k)``: ``m ~ Normal(centre[0], scale)``, ``v_j ~ Normal(m, sd)``.
+
+    ``centre`` has the value's length (``centre[0]`` is used; the length fixes the
+    variable's size); the terms are PyMC's own Normal densities, so the model's density is
+    term for term the one of the population value and its centered levels.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    m = value[..., 0]
+    own = pm.logp(pm.Normal.dist(centre[..., 0], scale), m)
+    return own + pt.sum(pm.logp(pm.Normal.dist(pt.shape_padright(m), sd), value[..., 1:]),
+                        axis=-1)
+
+
+def offset_random(centre: Any, scale: Any, sd: Any, rng: Any = None, size: Any = None) -> Any:
+    """Draws of :func:`offset_logp`'s variable (prior draws: the population, then its levels)."""
+    import numpy as np
+
+    shape = () if size is None else tuple(np.atleast_1d(size))
+    centre, scale, sd = np.asarray(centre), np.asarray(scale), np.asarray(sd)
+    m = np.asarray(centre[..., 0] + scale * rng.standard_normal(shape))
+    levels = m[..., None] + sd[..., None] * rng.standard_normal((*shape, centre.shape[-1] - 1))
+    return np.concatenate([m[..., None], levels], axis=-1)

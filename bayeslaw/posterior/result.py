@@ -288,6 +288,8 @@ def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
         {"sigma_log_dev"} if "sigma_z" in names else set())
     # terms sampled as values (sampler.centered_values): the deviations are value - centre
     natural |= {n[:-len("_value")] for n in names if n.endswith("_value")}
+    # centered_values = "offset": the joint of a population value and its levels repeats them
+    natural |= {n for n in names if n.endswith("_joint")}
     return tuple(n for n in idata.posterior.data_vars if n in natural or n.endswith("_run"))
 
 

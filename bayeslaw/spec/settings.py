@@ -56,13 +56,17 @@ class SamplerSettings:
         ``alpha`` of ``E + a (N / N_ref)^-alpha``), sampled as the level ``log(E + a)``, the
         share ``log(a / E)`` and the slope ``log(a alpha)``
         (:func:`bayeslaw.model.transforms.slope_split_transform`); ``()`` turns it off.
-    centered_values : bool
+    centered_values : bool or "offset"
         Sample each centered group term's levels as values on the link scale (population
         value plus deviation) rather than as deviations: the same model in other coordinates
         (unit Jacobian), without the ridge between the population value and every level
         (:meth:`bayeslaw.model.graph.LossModel._valued`): a parameter's first effect that is
         centered at every level, outside a ``[correlation]`` block.  ``low_rank = "auto"``
-        then picks the diagonal mass matrix.
+        then picks the diagonal mass matrix.  ``"offset"``: the same, and where the
+        population value has a Normal prior on the link scale it is sampled with the levels
+        as its offset from their mean, non-centered
+        (:func:`bayeslaw.model.transforms.offset_transform`): no funnel between it and the
+        term's sd when the levels are few.
     init : {"mode", "prior"}
         Start the chains at the posterior's mode (:mod:`bayeslaw.inference.warmstart`) or at the
         prior's centre.
@@ -76,7 +80,7 @@ class SamplerSettings:
     low_rank: bool | str = "auto"
     sum_split: tuple[str, ...] = ()
     slope_split: tuple[str, ...] = ()
-    centered_values: bool = False
+    centered_values: bool | str = False
     init: str = "mode"
 
     def __post_init__(self) -> None:
@@ -93,8 +97,8 @@ class SamplerSettings:
                             f"{self.target_accept!r}")
         if self.backend not in BACKENDS:
             raise SpecError(f"sampler.backend must be 'nutpie' or 'pymc', got {self.backend!r}")
-        if not isinstance(self.centered_values, bool):
-            raise SpecError(f"sampler.centered_values must be true or false, got "
+        if not isinstance(self.centered_values, bool) and self.centered_values != "offset":
+            raise SpecError(f"sampler.centered_values must be true, false or \"offset\", got "
                             f"{self.centered_values!r}")
         if self.init not in INITS:
             raise SpecError(f"sampler.init must be \"mode\" (chains start near the posterior's "
