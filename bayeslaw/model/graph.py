@@ -296,10 +296,7 @@ class LossModel:
                 if p.name in joint:  # every split parameter at once
                     scalars.update(split_vector(pm, spec))
                 elif valued is not None and self._offsets(valued):
-                    joined = [valued, *(e for e in effects if e is not valued
-                                        and e.name not in block and self.plan.mask(e.name).all())]
-                    scalars[p.name], found = self._offset(pm, pt, joined, p.link)
-                    offsets.update(found)
+                    scalars[p.name], offsets[valued.name] = self._offset(pm, pt, valued, p.link)
                 else:
                     scalars[p.name] = spec.priors[p.name].create(p.name)
             if not effects:
@@ -354,36 +351,26 @@ class LossModel:
                 and effect.param not in self.spec.sampler.joint_names()
                 and (prior.dist, link) in (("LogNormal", "log"), ("Normal", "identity")))
 
-    def _offset(self, pm: Any, pt: Any, effects: list[Any], link: str
-                ) -> tuple[Any, dict[str, Any]]:
-        """The population value and its terms' deviations, from the joint ``<name>_joint``.
+    def _offset(self, pm: Any, pt: Any, effect: Any, link: str) -> tuple[Any, Any]:
+        """The population value and ``effect``'s deviations from the joint ``<name>_joint``.
 
-        ``effects``: the parameter's term sampled as values, then its other terms centered at
-        every level outside a ``[correlation]`` block. The population value on the link scale
-        and the terms' deviations are one variable, sampled as the first term's levels and the
-        terms' means non-centered (:func:`bayeslaw.model.transforms.offset_transform`: same
-        density, no funnel between the population value, the terms' means and their sds).
-        Deterministics: the population value ``<param>``, the first term's levels
-        ``<name>_value`` and every term's deviations ``<name>``.
+        The population value on the link scale and the levels' values, sampled as the levels
+        and the population's offset from their mean
+        (:func:`bayeslaw.model.transforms.offset_transform`: same density, no funnel between
+        the population value and the term's sd).  Deterministics: the population value
+        ``<param>``, the levels ``<name>_value`` and the deviations ``<name>``.
         """
-        first = effects[0]
-        prior = self.spec.priors[first.param]
-        sds = [_effect_sd(pt, e.name, e.scale) for e in effects]
-        sizes = tuple(len(self.plan.mask(e.name)) for e in effects)
-        joint = pm.CustomDist(f"{first.name}_joint", np.full(1 + sum(sizes), prior.params["mu"]),
-                              prior.params["sigma"], *sds, logp=offset_logp(sizes),
-                              random=offset_random(sizes),
-                              signature="(j),()" + ",()" * len(sds) + "->(j)",
-                              transform=offset_transform(sizes))
+        prior = self.spec.priors[effect.param]
+        sd = _effect_sd(pt, effect.name, effect.scale)
+        dim = level_dim(effect.group)
+        k = len(self.plan.mask(effect.name))
+        joint = pm.CustomDist(f"{effect.name}_joint", np.full(k + 1, prior.params["mu"]),
+                              prior.params["sigma"], sd, logp=offset_logp, random=offset_random,
+                              signature="(j),(),()->(j)", transform=offset_transform(k))
         centre = joint[0]
-        population = pm.Deterministic(first.param, pt.exp(centre) if link == "log" else centre)
-        out, at = {}, 1
-        for e, k in zip(effects, sizes, strict=True):
-            out[e.name] = pm.Deterministic(e.name, joint[at:at + k], dims=level_dim(e.group))
-            at += k
-        pm.Deterministic(f"{first.name}_value", centre + out[first.name],
-                         dims=level_dim(first.group))
-        return population, out
+        population = pm.Deterministic(effect.param, pt.exp(centre) if link == "log" else centre)
+        value = pm.Deterministic(f"{effect.name}_value", joint[1:], dims=dim)
+        return population, pm.Deterministic(effect.name, value - centre, dims=dim)
 
     def _deviations(self, pm: Any, pt: Any, name: str, scale: Any, group: str) -> Any:
         """A group term's level deviations, its sd learned (a prior) or fixed (a number)."""

@@ -176,118 +176,72 @@ def split_vector(pm: Any, spec: ModelSpec) -> dict[str, Any]:
     return out
 
 
-def zero_sum_basis(k: int) -> Any:
-    """An orthonormal basis ``(k, k - 1)`` of the vectors of length ``k`` that sum to zero."""
-    import numpy as np
+def offset_transform(k: int) -> Any:
+    """A population value and its ``k`` levels' values, sampled as the levels and an offset.
 
-    q, _ = np.linalg.qr(np.column_stack([np.ones(k), np.eye(k)[:, :k - 1]]))
-    return q[:, 1:]
+    For ``sampler.centered_values = "offset"``: the value is ``(m, v_1, ..., v_k)`` on the
+    link scale, the population value ``m ~ Normal(mu_0, s_0)`` (its prior) and the levels
+    ``v_j ~ Normal(m, sd)`` (:func:`offset_logp`).  The unconstrained coordinates are the
+    levels themselves and the population's offset from their mean in units of its conditional
+    sd, ``z = sqrt(k) (mean(v) - m) / sd``.  Given the levels, ``m`` has the conditional sd
+    ``sd / sqrt(k)`` (times a prior far wider than it): sampled as ``m`` (``centered_values
+    = true``) or through centered deviations, it shrinks with ``sd`` - a funnel that the data
+    cannot open, since they pin the levels and not how far their mean lies from ``m``; with
+    few levels (three depths), nutpie diverged there (the diagnoses of
+    ``benchmarks/results/steps_tune_2026-12-04/``).  In ``(v, z)``, ``z`` is close to a
+    standard normal whatever ``sd`` is, and the data pin ``v``.
 
-
-def offset_transform(sizes: tuple[int, ...]) -> Any:
-    """A population value and the levels of its group terms, the terms' means non-centered.
-
-    For ``sampler.centered_values = "offset"``. The value is ``(m, d_1, ..., d_n)`` on the
-    link scale: the population value ``m ~ Normal(mu_0, s_0)`` (its prior) and each term's
-    level deviations ``d_t ~ Normal(0, sd_t)``, ``sizes[t]`` levels each
-    (:func:`offset_logp`). Given the levels' values, the data do not say how far the
-    population value lies from the levels' mean, nor how a second term's mean splits from the
-    first's: those directions are the prior's alone, with sds ``sd_t / sqrt(k_t)``, so in
-    ``m`` and centered deviations (or ``centered_values = true``) they shrink with the terms'
-    sds - funnels that the data cannot open; with three depths nutpie diverged there (the
-    diagnoses of ``benchmarks/results/steps_tune_2026-12-04/``). The unconstrained coordinates:
-
-    * the first term's levels' values ``v = m + d_1 + sum_{t>1} mean(d_t)`` (what the data
-      pin, with the later terms' zero-sum parts) and ``z_1 = sqrt(k_1) mean(d_1) / sd_1``;
-    * each later term's zero-sum part in an orthonormal basis, ``u_t = H_t^T d_t``
-      (:func:`zero_sum_basis`), and ``z_t = sqrt(k_t) mean(d_t) / sd_t``.
-
-    Each ``z`` is close to a standard normal whatever the sds are. Backward: ``d_t = H_t u_t +
-    sd_t z_t / sqrt(k_t)``, ``d_1 = v - mean(v) + sd_1 z_1 / sqrt(k_1)`` and ``m = mean(v) -
-    sum_t sd_t z_t / sqrt(k_t)``. Its log-Jacobian is ``log(sd_1 / sqrt(k_1)) + sum_{t>1}
-    log sd_t`` (block triangular: ``(u_t, z_t)`` map to ``d_t`` through an orthogonal matrix
-    with one column scaled by ``sd_t``; given those, ``(v, z_1)`` to ``(m, d_1)`` as for one
-    term), so the model's density is the same in these coordinates.  The sds are the
-    distribution's last ``n`` inputs.
+    ``sd`` is the distribution's last input.  The backward map is ``m = mean(v) - sd z /
+    sqrt(k)``; its log-Jacobian is ``log(sd / sqrt(k))`` (triangular: the levels map to
+    themselves), so the model's density is the same in the new coordinates.
     """
     import numpy as np
     import pytensor.tensor as pt
     from pymc.logprob.transforms import Transform
 
-    n, roots = len(sizes), [float(np.sqrt(k)) for k in sizes]
-    bases = [pt.as_tensor(zero_sum_basis(k)) for k in sizes[1:]]
-    bounds = np.cumsum((0, *sizes))  # the terms' slices of d (after m)
+    root = float(np.sqrt(k))
 
     class Offset(Transform):
         name = "offset"  # no underscore: PyMC strips "_<name>__" from value names
 
         def forward(self, value: Any, *inputs: Any) -> Any:
-            sds, d = inputs[-n:], value[1:]
-            parts, shift = [], 0.0
-            for t in range(1, n):
-                dt = d[bounds[t]:bounds[t + 1]]
-                mean = pt.mean(dt)
-                shift = shift + mean
-                parts += [pt.dot(bases[t - 1].T, dt), pt.shape_padright(roots[t] * mean / sds[t])]
-            first = d[:bounds[1]]
-            z_1 = roots[0] * pt.mean(first) / sds[0]
-            return pt.concatenate([value[0] + first + shift, pt.shape_padright(z_1), *parts])
+            sd, levels = inputs[-1], value[..., 1:]
+            z = root * (pt.mean(levels, axis=-1) - value[..., 0]) / sd
+            return pt.concatenate([levels, pt.shape_padright(z)], axis=-1)
 
         def backward(self, value: Any, *inputs: Any) -> Any:
-            sds, k_1 = inputs[-n:], sizes[0]
-            v, z_1 = value[:k_1], value[k_1]
-            at, later, shift = k_1 + 1, [], 0.0
-            for t in range(1, n):
-                u, z = value[at:at + sizes[t] - 1], value[at + sizes[t] - 1]
-                at += sizes[t]
-                mean = sds[t] * z / roots[t]
-                later.append(pt.dot(bases[t - 1], u) + mean)
-                shift = shift + mean
-            mean_1 = sds[0] * z_1 / roots[0]
-            centre = pt.mean(v) - shift - mean_1
-            return pt.concatenate([pt.shape_padright(centre), v - pt.mean(v) + mean_1, *later])
+            sd, levels = inputs[-1], value[..., :-1]
+            centre = pt.mean(levels, axis=-1) - sd * value[..., -1] / root
+            return pt.concatenate([pt.shape_padright(centre), levels], axis=-1)
 
         def log_jac_det(self, value: Any, *inputs: Any) -> Any:
-            sds = inputs[-n:]
-            return pt.log(sds[0]) - np.log(roots[0]) + sum(pt.log(sds[t]) for t in range(1, n))
+            return pt.log(inputs[-1]) - np.log(root) + pt.zeros_like(value[..., 0])
 
     return Offset()
 
 
-def offset_logp(sizes: tuple[int, ...]) -> Any:
-    """The density of ``(m, d_1, ..., d_n)``: ``m ~ Normal(centre[0], scale)``, ``d_t ~ Normal(0, sd_t)``.
+def offset_logp(value: Any, centre: Any, scale: Any, sd: Any) -> Any:
+    """The density of ``(m, v_1, ..., v_k)``: ``m ~ Normal(centre[0], scale)``, ``v_j ~ Normal(m, sd)``.
 
-    A function of ``(value, centre, scale, *sds)`` for ``pm.CustomDist``; ``centre`` has the
-    value's length (``centre[0]`` is used; the length fixes the variable's size). The terms
-    are PyMC's own Normal densities, so the model's density is term for term the one of the
-    population value and its centered deviations.
+    ``centre`` has the value's length (``centre[0]`` is used; the length fixes the
+    variable's size); the terms are PyMC's own Normal densities, so the model's density is
+    term for term the one of the population value and its centered levels.
     """
-    import numpy as np
     import pymc as pm
     import pytensor.tensor as pt
 
-    bounds = [1 + int(b) for b in np.cumsum((0, *sizes))]
-
-    def logp(value: Any, centre: Any, scale: Any, *sds: Any) -> Any:
-        out = pm.logp(pm.Normal.dist(centre[0], scale), value[0])
-        for t, sd in enumerate(sds):
-            out = out + pt.sum(pm.logp(pm.Normal.dist(0.0, sd), value[bounds[t]:bounds[t + 1]]))
-        return out
-
-    return logp
+    m = value[..., 0]
+    own = pm.logp(pm.Normal.dist(centre[..., 0], scale), m)
+    return own + pt.sum(pm.logp(pm.Normal.dist(pt.shape_padright(m), sd), value[..., 1:]),
+                        axis=-1)
 
 
-def offset_random(sizes: tuple[int, ...]) -> Any:
-    """Draws of :func:`offset_logp`'s variable (prior draws: the population, then each term's
-    deviations), a function of ``(centre, scale, *sds, rng, size)`` for ``pm.CustomDist``."""
+def offset_random(centre: Any, scale: Any, sd: Any, rng: Any = None, size: Any = None) -> Any:
+    """Draws of :func:`offset_logp`'s variable (prior draws: the population, then its levels)."""
     import numpy as np
 
-    def random(centre: Any, scale: Any, *sds: Any, rng: Any = None, size: Any = None) -> Any:
-        shape = () if size is None else tuple(np.atleast_1d(size))
-        centre, scale = np.asarray(centre), np.asarray(scale)
-        m = np.asarray(centre[..., 0] + scale * rng.standard_normal(shape))
-        parts = [np.asarray(sd)[..., None] * rng.standard_normal((*shape, k))
-                 for sd, k in zip(sds, sizes, strict=True)]
-        return np.concatenate([m[..., None], *parts], axis=-1)
-
-    return random
+    shape = () if size is None else tuple(np.atleast_1d(size))
+    centre, scale, sd = np.asarray(centre), np.asarray(scale), np.asarray(sd)
+    m = np.asarray(centre[..., 0] + scale * rng.standard_normal(shape))
+    levels = m[..., None] + sd[..., None] * rng.standard_normal((*shape, centre.shape[-1] - 1))
+    return np.concatenate([m[..., None], levels], axis=-1)
