@@ -113,8 +113,10 @@ def find_mode(compiled: Any, start: np.ndarray, *, max_iter: int = 20000, restar
     density = LogDensity(compiled)
     point = _maximize(density, np.asarray(start, float), max_iter, restarts, gtol, None)
     found = None if point is None or floors is None else floors()
-    if found is not None and len(found.lower) != len(point):  # not this model's layout
-        found = None
+    if found is not None and len(found.lower) != len(point):
+        raise ValueError(f"find_mode: the sd floors have {len(found.lower)} coordinates and "
+                         f"the model's point {len(point)}: floors of another model's layout "
+                         "(a bug in the caller, not in the data)")
     held = None if found is None else point < found.lower
     if held is None or not held.any():
         return None if point is None else _laplace(density, point)

@@ -164,6 +164,18 @@ def test_floors_change_nothing_where_the_mode_is_above_them():
     assert held.held == ()
 
 
+def test_floors_of_another_layout_are_an_error():
+    """Floors whose length is not the model's point's are a caller's bug: an error naming
+    both lengths, not floors dropped without a word."""
+    from bayeslaw.inference.warmstart import ScaleFloors
+
+    compiled = _compile(_funnel_model(np.array([-0.4, 0.1, 0.5]))).compiled
+    f = _tau_floors()
+    short = ScaleFloors(f.lower[:3], f.centre[:3], f.spread[:3], f.names[:3])
+    with pytest.raises(ValueError, match="floors have 3 coordinates and the model's point 4"):
+        find_mode(compiled, np.array([np.log(0.1), 0.0, 0.0, 0.0]), floors=lambda: short)
+
+
 def _shapes(model):
     """Each value variable's shape, from the PyMC model's initial point (the fit reads them
     from the compiled model instead)."""
