@@ -221,7 +221,9 @@ def offset_transform(k: int) -> Any:
 
 
 def offset_logp(value: Any, centre: Any, scale: Any, sd: Any) -> Any:
-    """The density of ``(m, v_1, ..., v_k)``: ``m ~ Normal(centre[0], scale)``, ``v_j ~ Normal(m, sd)``.
+    """The density of the joint ``(m, v_1, ..., v_k)`` of :func:`offset_transform`.
+
+    ``m ~ Normal(centre[0], scale)`` and ``v_j ~ Normal(m, sd)``.
 
     ``centre`` has the value's length (``centre[0]`` is used; the length fixes the
     variable's size); the terms are PyMC's own Normal densities, so the model's density is
