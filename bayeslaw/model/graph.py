@@ -44,7 +44,13 @@ from ..errors import SpecError
 from .arithmetic import correlation_cholesky, link_of, link_value, mvn_chol_logp, vine_shapes
 from .noise import conditional_terms, curve_random, density_terms, noise_scale, walk_variance
 from .plan import Plan, groups_of, level_dim, level_order, order_name
-from .transforms import offset_logp, offset_random, offset_transform, split_vector
+from .transforms import (
+    offset_logp,
+    offset_random,
+    offset_support_point,
+    offset_transform,
+    split_vector,
+)
 
 
 def cov_data_name(cov: str) -> str:
@@ -366,6 +372,7 @@ class LossModel:
         k = len(self.plan.mask(effect.name))
         joint = pm.CustomDist(f"{effect.name}_joint", np.full(k + 1, prior.params["mu"]),
                               prior.params["sigma"], sd, logp=offset_logp, random=offset_random,
+                              support_point=offset_support_point,
                               signature="(j),(),()->(j)", transform=offset_transform(k))
         centre = joint[0]
         population = pm.Deterministic(effect.param, pt.exp(centre) if link == "log" else centre)

@@ -238,12 +238,27 @@ def offset_logp(value: Any, centre: Any, scale: Any, sd: Any) -> Any:
                         axis=-1)
 
 
+def offset_support_point(rv: Any, size: Any, centre: Any, scale: Any, sd: Any) -> Any:
+    """Where :func:`offset_logp`'s variable starts without a warm start.
+
+    Every entry at the prior's centre: the population value at its prior's median, the levels
+    on it (``init = "prior"``, and the fallback where no mode is found).
+    """
+    import pytensor.tensor as pt
+    from pymc.distributions.shape_utils import rv_size_is_none
+
+    if rv_size_is_none(size):
+        return centre
+    return pt.broadcast_to(centre, pt.concatenate([size, centre.shape[-1:]]))
+
+
 def offset_random(centre: Any, scale: Any, sd: Any, rng: Any = None, size: Any = None) -> Any:
     """Draws of :func:`offset_logp`'s variable (prior draws: the population, then its levels)."""
     import numpy as np
 
-    shape = () if size is None else tuple(np.atleast_1d(size))
     centre, scale, sd = np.asarray(centre), np.asarray(scale), np.asarray(sd)
+    shape = (np.broadcast_shapes(centre.shape[:-1], scale.shape, sd.shape) if size is None
+             else tuple(np.atleast_1d(size)))
     m = np.asarray(centre[..., 0] + scale * rng.standard_normal(shape))
     levels = m[..., None] + sd[..., None] * rng.standard_normal((*shape, centre.shape[-1] - 1))
     return np.concatenate([m[..., None], levels], axis=-1)

@@ -115,9 +115,15 @@ def test_reparameterized_spec_has_the_reference_density(entry):
     ref = REFERENCE[entry]
     shipped = bl.load_spec(entry.split("@")[0])
     stored = ModelSpec.from_dict(ref["spec"])
-    assert shipped.law == stored.law
-    # the stored model with the shipped sampler settings (a prior changed since, as
-    # looped_steps' c-by-T_m sd on 2026-12-04, changes the model: not this test's concern)
+    # the shipped spec is the stored one but for its sampler settings and the priors changed
+    # since (CHANGED_SINCE); the stored model is built with the shipped sampler settings
+    now, then = shipped.to_dict(), stored.to_dict()
+    for d in (now, then):
+        d.pop("sampler")
+        for e in d["effects"]:
+            if (e["param"], e["group"]) in CHANGED_SINCE.get(entry.split("@")[0], ()):
+                e.pop("scale")
+    assert now == then
     spec = dataclasses.replace(stored, sampler=shipped.sampler)
     joint = spec.sampler.joint_names()
     x = {n: v for n, v in _constrained(ref["point"], stored).items() if n in joint}
@@ -146,6 +152,13 @@ def test_reparameterized_spec_has_the_reference_density(entry):
         assert set(point) == {v.name for v in model.value_vars}
         logp = float(compile_logp(model)(point))
     np.testing.assert_allclose(logp, ref["logp"] + jacobian, rtol=1e-9)
+
+
+#: Group terms whose sd prior changed since the reference was stored, by shipped spec: a
+#: change of the model, which the reparameterization test does not judge. ``looped_steps``:
+#: its ``c`` by ``T_m`` sd, Gamma(2, 20) -> Gamma(4, 40), 2026-12-04
+#: (``benchmarks/results/steps_offset_2026-12-04/README.md``).
+CHANGED_SINCE = {"looped_steps": (("c", "T_m"),)}
 
 
 def _to_offset(point: dict, spec: ModelSpec, model: object) -> float:

@@ -64,8 +64,9 @@ def test_offset_keeps_the_density(name):
     joined = _joined(plain)
     assert {f"{e}_joint_offset__" for e in joined} == {
         v.name for v in b.value_vars if v.name.endswith("_joint_offset__")}
-    for e, p in joined.items():  # the names the posterior reads are all there
-        assert {p, e, f"{e}_value"} <= set(b.named_vars) and p not in b.free_RVs
+    free = {v.name for v in b.free_RVs}
+    for e, p in joined.items():  # the names the posterior reads are all there, derived
+        assert {p, e, f"{e}_value"} <= set(b.named_vars) and not {p, e, f"{e}_value"} & free
     la, lb = compile_logp(a), compile_logp(b)
     rng = np.random.default_rng(0)
     for _ in range(3):
@@ -86,7 +87,8 @@ def test_offset_prior_draws_follow_the_priors():
     """Prior draws through the joint variable: the population value's log is the prior's
     Normal and the levels scatter around it with the term's sd.  4,000 draws, seeded: the
     means within 4 standard errors, the sds' ratio within 0.05 of 1 (about 4.5 standard
-    errors of a sd estimated from 4,000 normal draws)."""
+    errors of a sd estimated from 4,000 normal draws). The levels' values are the
+    population's log plus the deviations, as the graph derives them."""
     _, offset = _specs("looped_total")
     data = _data("looped_total")
     with warnings.catch_warnings():
@@ -101,7 +103,7 @@ def test_offset_prior_draws_follow_the_priors():
         dev = prior[e].values.reshape(logs.size, -1)
         sd = prior[f"{e}_sd"].values.reshape(-1, 1)
         z = (dev / sd).ravel()
-        assert abs(z.mean()) < 4 / np.sqrt(z.size) * np.sqrt(dev.shape[1])
+        assert abs(z.mean()) < 4 / np.sqrt(z.size)  # iid N(0, 1) given the sd
         assert z.std() == pytest.approx(1.0, abs=0.05)
         np.testing.assert_allclose(prior[f"{e}_value"].values.reshape(logs.size, -1),
                                    logs[:, None] + dev, rtol=1e-9)  # log(exp(m)): roundoff
@@ -148,3 +150,31 @@ def test_offset_leaves_other_priors_as_values():
     names = {v.name for v in model.value_vars}
     assert {"b_log__", "b_by_N_value"} <= names and "b_by_N_joint_offset__" not in names
     assert "beta_by_N_joint_offset__" in names
+
+
+def test_offset_transform_round_trip_and_start():
+    """``backward(forward(x)) == x`` at random points (forward is what PyMC uses to place a
+    start in the sampled coordinates), and without a warm start the joint starts at the
+    prior's centre: the population value at its prior's median, its levels on it."""
+    import pytensor.tensor as pt
+
+    from bayeslaw.model.transforms import offset_transform
+
+    rng = np.random.default_rng(1)
+    for k in (2, 3, 5):
+        tr = offset_transform(k)
+        x, sd = rng.normal(0, 1, k + 1), np.exp(rng.normal())
+        inputs = (None, None, pt.as_tensor(np.zeros(k + 1)), pt.as_tensor(1.0), pt.as_tensor(sd))
+        y = tr.forward(pt.as_tensor(x), *inputs)
+        np.testing.assert_allclose(tr.backward(y, *inputs).eval(), x, rtol=1e-12)
+        v = x[1:]
+        np.testing.assert_allclose(y.eval(), np.r_[v, np.sqrt(k) * (v.mean() - x[0]) / sd])
+    _, offset = _specs("looped_total")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = LossModel(make_plan(offset, _data("looped_total"))).model
+    start = model.initial_point()
+    for e, p in _joined(offset).items():
+        mu = offset.priors[p].params["mu"]
+        np.testing.assert_allclose(start[f"{e}_joint_offset__"][:-1], mu)  # the levels
+        assert start[f"{e}_joint_offset__"][-1] == 0.0  # no offset: the population on them
