@@ -58,3 +58,27 @@ def compile_dlogp(model: Any, **kwargs: Any) -> Callable[[dict], np.ndarray]:
 
 def _as_numpy(function: Any) -> Callable[[dict], np.ndarray]:
     return lambda point: np.asarray(function(point))
+
+
+def to_offset(point: dict, spec: Any, model: Any) -> float:
+    """A point of the centered model moved, in place, into ``model``'s offset coordinates.
+
+    ``sampler.centered_values = "offset"``: each joint ``<term>_joint`` gets its population
+    value's log and its term's deviations, popped from ``point``, as the levels ``v = log p +
+    d`` and the offset ``z = sqrt(k) (mean(v) - log p) / sd`` (written from the transform's
+    definition, not with it). Returns the transform's log-Jacobian, ``sum log(sd / sqrt(k))``
+    (:func:`bayeslaw.model.transforms.offset_transform`): the offset model's log density at
+    the moved point is the centered model's at ``point`` plus it. 0 where nothing is joined.
+    """
+    jacobian = 0.0
+    for var in model.value_vars:
+        if not var.name.endswith("_joint_offset__"):
+            continue
+        name = var.name[:-len("_joint_offset__")]
+        param = next(e.param for e in spec.effects if e.name == name)
+        centre, d = point.pop(f"{param}_log__"), point.pop(name)
+        sd, levels = np.exp(point[f"{name}_sd_log__"]), centre + d
+        root = np.sqrt(len(levels))
+        point[var.name] = np.r_[levels, root * (levels.mean() - centre) / sd]
+        jacobian += np.log(sd / root)
+    return jacobian

@@ -347,15 +347,15 @@ class LossModel:
         """Whether ``effect``'s levels and its population value are one joint variable.
 
         With ``sampler.centered_values = "offset"``, for a term sampled as values whose
-        population value has a Normal prior on the link scale (LogNormal with the log link,
-        Normal with the identity) and is in no sampler split; other terms sampled as values
-        keep ``centered_values = true``'s coordinates.
+        population value (a parameter with its own prior: the caller has left out the sampler
+        splits' and the fixed ones) has a Normal prior on the link scale (LogNormal with the
+        log link, Normal with the identity); other terms sampled as values keep
+        ``centered_values = true``'s coordinates.
         """
-        prior = self.spec.priors.get(effect.param)
         link = self.spec.law_obj.param(effect.param).link
-        return (self.spec.sampler.centered_values == "offset" and prior is not None
-                and effect.param not in self.spec.sampler.joint_names()
-                and (prior.dist, link) in (("LogNormal", "log"), ("Normal", "identity")))
+        return (self.spec.sampler.centered_values == "offset"
+                and (self.spec.priors[effect.param].dist, link) in (("LogNormal", "log"),
+                                                                    ("Normal", "identity")))
 
     def _offset(self, pm: Any, pt: Any, effect: Any, link: str) -> tuple[Any, Any]:
         """The population value and ``effect``'s deviations from the joint ``<name>_joint``.

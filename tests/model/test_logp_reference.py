@@ -25,7 +25,7 @@ from bayeslaw.model.plan import make_plan
 from bayeslaw.spec.catalog import available_specs
 from bayeslaw.spec.model_spec import ModelSpec
 
-from ..density import compile_dlogp, compile_logp
+from ..density import compile_dlogp, compile_logp, to_offset
 
 REFERENCE = json.loads((Path(__file__).parents[1] / "fixtures" / "logp_reference.json").read_text())
 
@@ -102,7 +102,7 @@ def test_reparameterized_spec_has_the_reference_density(entry):
     log alpha is its s - log a). With ``sampler.centered_values``, a term sampled as values
     gets its stored deviations plus the population value (:func:`_to_values`); with
     ``centered_values = "offset"`` the joint gets them with the offset, and the density its
-    log-Jacobian (:func:`_to_offset`). The stored spec is used with the shipped sampler
+    log-Jacobian (:func:`tests.density.to_offset`). The stored spec is used with the shipped sampler
     settings."""
     import pytensor.tensor as pt
 
@@ -146,7 +146,9 @@ def test_reparameterized_spec_has_the_reference_density(entry):
         model = LossModel(make_plan(spec, bl.load(pd.DataFrame(ref["data"])))).model
         jacobian = 0.0
         if spec.sampler.centered_values == "offset":
-            jacobian = _to_offset(point, spec, model)
+            # on the small reference tables `centered = "auto"` centers no term at every
+            # level, so nothing is joined (the joint's density: test_offset.py)
+            jacobian = to_offset(point, spec, model)
         elif spec.sampler.centered_values and not stored.sampler.centered_values:
             _to_values(point, spec, model)
         assert set(point) == {v.name for v in model.value_vars}
@@ -159,27 +161,6 @@ def test_reparameterized_spec_has_the_reference_density(entry):
 #: its ``c`` by ``T_m`` sd, Gamma(2, 20) -> Gamma(4, 40), 2026-12-04
 #: (``benchmarks/results/steps_offset_2026-12-04/README.md``).
 CHANGED_SINCE = {"looped_steps": (("c", "T_m"),)}
-
-
-def _to_offset(point: dict, spec: ModelSpec, model: object) -> float:
-    """``centered_values = "offset"``: each joint gets the stored population value's log and
-    its first term's deviations as the levels ``v = log p + d`` and the offset ``z = sqrt(k)
-    (mean(v) - log p) / sd``; returns the transform's log-Jacobian, ``sum log(sd / sqrt(k))``
-    (:func:`bayeslaw.model.transforms.offset_transform`).  On the small reference tables
-    ``centered = "auto"`` may center no term at every level: nothing is joined then (the
-    joint's density is checked against the centered model in ``test_offset.py``)."""
-    jacobian = 0.0
-    for var in model.value_vars:
-        if not var.name.endswith("_joint_offset__"):
-            continue
-        name = var.name[:-len("_joint_offset__")]
-        param = next(e.param for e in spec.effects if e.name == name)
-        centre, d = point.pop(f"{param}_log__"), point.pop(name)
-        sd, levels = np.exp(point[f"{name}_sd_log__"]), centre + d
-        root = np.sqrt(len(levels))
-        point[var.name] = np.r_[levels, root * (levels.mean() - centre) / sd]
-        jacobian += np.log(sd / root)
-    return jacobian  # 0 where no term is centered at every level on the reference's data
 
 
 def _to_values(point: dict, spec: ModelSpec, model: object) -> None:
