@@ -20,21 +20,26 @@ So this module builds the same compiled model itself:
   finiteness checks) is one generated ``cfunc`` that reads every address at run time from
   ``user_data``, registered with PyTensor's numba cache locator under a key made of the
   PyTensor function's own key, the generated source, the data's dtypes and this module's
-  :data:`CODE_VERSION`; a second process loads it from disk.
+  :data:`CODE_VERSION`; a second process loads it from disk.  Where numba's cache lacks a
+  callback (:func:`in_cache`), :func:`compile_model` first calls its ``cold`` hook, with
+  which :mod:`bayeslaw.inference.modelcache` compiles the model in a child process
+  (:mod:`bayeslaw.inference.coldcompile`): what a process compiles differs in the last
+  bits from what it would load, so no fitting process compiles.
 
 The affine map's buffer ``[flag, shift (n), factor (n x n row-major, or its diagonal above
 warmstart.DENSE_MAX_DIM)]`` is owned by the returned :class:`Density` and its address stored in
 ``user_data``; ``flag = 0`` is the identity (the raw density, as nutpie's own compiled
 model computes it), which the mode search uses.  nutpie's private helpers are pinned by the
 ``nutpie`` bound in ``pyproject.toml``; ``tests/test_compiled.py`` checks the raw density,
-its gradient and the expansion against the PyMC model (the tests' small sweep, default spec)
-and that a second process loads both callbacks from disk.
+its gradient and the expansion against the PyMC model (the tests' small sweep, default spec),
+and that a cold and a warm process load both callbacks and draw the same.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,6 +125,8 @@ class Density:
         ``[flag, shift, factor]``; written by :meth:`identity` and :meth:`standardize`.
     dense : bool
         Whether the factor is the dense lower-triangular ``L`` (else its diagonal).
+    in_child : bool
+        Whether a child process compiled the callbacks just before this one loaded them.
     from_disk : bool
         Whether numba loaded both callbacks from its cache (a process before compiled them).
     """
@@ -127,6 +134,7 @@ class Density:
     compiled: Any
     buffer: np.ndarray
     dense: bool
+    in_child: bool = False
 
     @property
     def from_disk(self) -> bool:
@@ -254,9 +262,13 @@ def _logp_tail(n: int, dense: bool, call: str) -> list[str]:
                     "    return 0"]
 
 
-def _callback(kind: str, inner: Any, names: list[str], all_names: list[str],
-              shared: dict[str, np.ndarray], n: int, n_exp: int, dense: bool) -> Any:
-    """One of nutpie's two callbacks, a ``cfunc`` cached by PyTensor's numba locator."""
+def _callback_function(kind: str, inner: Any, names: list[str], all_names: list[str],
+                       shared: dict[str, np.ndarray], n: int, n_exp: int, dense: bool
+                       ) -> tuple[Any, str | None]:
+    """One of nutpie's two callbacks as a Python function for ``numba.cfunc``, and its key.
+
+    The key is ``None`` where ``inner`` has none: numba cannot cache the callback then.
+    """
     import numba
     from nutpie.compile_pymc import address_as_void_pointer
     from pytensor.link.numba.cache import compile_numba_function_src
@@ -275,20 +287,57 @@ def _callback(kind: str, inner: Any, names: list[str], all_names: list[str],
         layout = repr([str(dtypes[name]) for name in names])  # the dtype_i globals
         key = hashlib.sha256(
             f"{CODE_VERSION}|{__name__}|{inner_key}|{layout}|{src}".encode()).hexdigest()
-    fn = compile_numba_function_src(src, f"bl_{kind}", env, cache_key=key)
+    return compile_numba_function_src(src, f"bl_{kind}", env, cache_key=key), key
+
+
+def _cfunc_signature(kind: str) -> Any:
+    """The C signature nutpie calls a callback of ``kind`` with."""
+    import numba
+
     f64p = numba.types.CPointer(numba.types.double)
-    sig = (numba.types.int64(numba.types.uint64, numba.types.uint64, f64p, f64p,
-                             numba.types.voidptr) if kind == "expand" else
-           numba.types.int64(numba.types.uint64, f64p, f64p, f64p, numba.types.voidptr))
-    return numba.cfunc(sig, cache=key is not None, error_model="numpy")(fn)
+    if kind == "expand":
+        return numba.types.int64(numba.types.uint64, numba.types.uint64, f64p, f64p,
+                                 numba.types.voidptr)
+    return numba.types.int64(numba.types.uint64, f64p, f64p, f64p, numba.types.voidptr)
 
 
-def compile_model(model: Any) -> Density:
+def _cfunc(kind: str, fn: Any, key: str | None) -> Any:
+    """The callback compiled, or loaded from numba's cache when it holds it."""
+    import numba
+
+    return numba.cfunc(_cfunc_signature(kind), cache=key is not None, error_model="numpy")(fn)
+
+
+def in_cache(kind: str, fn: Any) -> bool:
+    """Whether numba's cache holds the callback ``fn`` of ``kind`` (its index lists it).
+
+    Reads the index as ``numba.cfunc(..., cache=True)`` would before loading, without loading
+    anything (numba 0.6x's ``FunctionCache``; a numba without these names raises, named).
+    """
+    from numba.core.caching import FunctionCache
+    from numba.core.registry import cpu_target
+
+    cache = FunctionCache(fn)
+    try:
+        key = cache._index_key(_cfunc_signature(kind), cpu_target.target_context.codegen())
+        return key in cache._cache_file._load_index()
+    except AttributeError as err:  # pragma: no cover - another numba
+        raise RuntimeError("numba's FunctionCache is not the one "
+                           "bayeslaw.inference.compiled.in_cache reads "
+                           f"({err}); check numba's version against pyproject.toml") from err
+
+
+def compile_model(model: Any, cold: Callable[[], bool] | None = None) -> Density:
     """``model`` compiled for nutpie (numba), its callbacks' work cached across processes.
 
     Equivalent to ``nutpie.compile_pymc_model(model)`` with its defaults (support-point
     initialization jittered, every variable stored) plus the affine map's buffer; the raw
     density (``identity``) equals nutpie's.
+
+    ``cold`` (optional): called when numba's cache lacks a callback, before this process
+    would compile it; it returns whether it put both callbacks in the cache (another
+    process compiled them: :mod:`bayeslaw.inference.coldcompile`), and this process then
+    loads them.  Not called for a graph that numba cannot cache.
     """
     from nutpie.compile_pymc import (
         CompiledPyMCModel,
@@ -313,11 +362,15 @@ def compile_model(model: Any) -> Density:
     buffer = np.zeros(1 + n + (n * n if dense else n))
     user_data = _user_data(shared_vars, shared, buffer)
 
-    logp = _callback("logp", logp_pt.vm.jit_fn, [v.name for v in logp_pt.get_shared()],
-                     all_names, shared, n, n_exp, dense)
-    expand = _callback("expand", expand_pt.vm.jit_fn,
-                       [v.name for v in expand_pt.get_shared()], all_names, shared, n,
-                       n_exp, dense)
+    functions = {
+        kind: _callback_function(kind, pt.vm.jit_fn, [v.name for v in pt.get_shared()],
+                                 all_names, shared, n, n_exp, dense)
+        for kind, pt in (("logp", logp_pt), ("expand", expand_pt))}
+    in_child = False
+    if cold is not None and all(key is not None for _, key in functions.values()) and not all(
+            in_cache(kind, fn) for kind, (fn, _) in functions.items()):
+        in_child = cold()
+    logp, expand = (_cfunc(kind, *functions[kind]) for kind in ("logp", "expand"))
     dims, coords = _prepare_dims_and_coords(model, shape_info)
     compiled = CompiledPyMCModel(
         _n_dim=n, dims=dims, _coords=coords,
@@ -325,7 +378,7 @@ def compile_model(model: Any) -> Density:
         compiled_logp_func=logp, compiled_expand_func=expand,
         initial_point_func=initial_point_fn, shared_data=shared, user_data=user_data,
         n_expanded=n_exp, shape_info=shape_info, logp_func=logp_pt, expand_func=expand_pt)
-    return Density(compiled, buffer, dense)
+    return Density(compiled, buffer, dense, in_child)
 
 
 def _shared_data(variables: list[Any]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:

@@ -31,6 +31,10 @@ class Entry:
 
 
 CACHE: dict[tuple[Any, ...], Entry] = {}
+#: Whether a model numba has not cached is compiled in a child process and then loaded
+#: (:mod:`bayeslaw.inference.coldcompile`); ``False`` compiles it in this process, whose
+#: draws then differ in the last bits from a process that loads it (for measuring that).
+COMPILE_IN_CHILD = True
 #: The cache key of every compile in this process, in order (what a test counts).
 COMPILES: list[tuple[Any, ...]] = []
 
@@ -56,11 +60,15 @@ def get_model(spec: ModelSpec, data: LossData, like: LossData | None = None) -> 
 
 def compiled_for(plan: Plan, data: LossData) -> tuple[Entry, Any]:
     """The cache entry with ``data`` swapped in, and its nutpie-compiled form for ``data``."""
+    from .coldcompile import compile_elsewhere
     from .compiled import compile_model
 
     entry = entry_for(plan, data)
     if entry.density is None:
-        entry.density = compile_model(entry.model.model)
+        # a model numba has not cached is compiled in a child process and loaded here, so
+        # that every fit runs loaded code (bayeslaw.inference.coldcompile)
+        cold = (lambda: compile_elsewhere(plan, data)) if COMPILE_IN_CHILD else None
+        entry.density = compile_model(entry.model.model, cold=cold)
         COMPILES.append(plan.key)
     compiled = entry.density.compiled
     # containers the graph does not use (a covariate no term needs) are pruned from the
@@ -73,4 +81,6 @@ def origin(entry: Entry, compiles_before: int) -> str:
     """Where a fit's compiled model came from, given ``len(COMPILES)`` before the lookup."""
     if len(COMPILES) == compiles_before:
         return "in memory"
+    if entry.density.in_child:
+        return "in a child process, then loaded"
     return "loaded from disk" if entry.density.from_disk else "now"
