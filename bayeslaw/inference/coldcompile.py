@@ -1,31 +1,43 @@
 """A model numba has not cached is compiled in a child process, then loaded (issue 34, item 2).
 
 A process that compiles a density with numba runs code that differs in the last bits from the
-code any later process loads from numba's cache: at 3 of 201 points of the bundled spec's
-density the two differed by up to 2.3e-13 nats, and a chain that passes near such a point
-follows another path from there (``python benchmarks/bench_cold_warm.py``).  Two users with
-the same data, spec, settings and seed then got different draws, depending on whether their
-cache held the model.  (Processes that load agree with each other bit for bit; reloading the
-callbacks in the compiling process does not help: what it has compiled stays in use.)
+code any later process loads from numba's cache: at 3 of 200 points around the start of the
+default looped spec's density the two differed by up to 2.3e-13 nats, and every draw of a
+short fit differed (``benchmarks/results/cold_warm_2026-12-05/``).  Two users with the same
+data, spec, settings and seed then got different draws, depending on whether their cache held
+the model.  (Processes that load agree with each other bit for bit; loading the callbacks
+again in the compiling process does not help: what it compiled stays in use.)
 
 So no fitting process compiles: where numba's cache lacks a model's callbacks,
-:func:`compile_elsewhere` compiles the same model in a child process (its plan and data sent
+:func:`compile_elsewhere` has a child process compile the same model (its plan and data sent
 by ``cloudpickle``, the model rebuilt there by the same code), and the calling process loads
 what the child cached.  Every fit then runs loaded code, and its draws depend only on its
-data, spec, settings and seed.  The price is the child's start (imports, building the
-model) and the caller's load, a few seconds on top of a cold compile.
+data, spec, settings and seed.  The child stays up for the next model new to the cache (its
+imports paid once a process), and is replaced after :data:`COMPILES_PER_CHILD` models to
+bound its memory; it exits when the calling process closes its input (at exit, or when that
+process dies).
 
-If the child fails (the error's last lines are in the warning), the calling process compiles
-the model itself, as before, and says so.
+If the child fails, the calling process compiles the model itself, as before, and says so
+with the child's last lines of output.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import struct
 import subprocess
 import sys
+import tempfile
+import threading
 import warnings
 from typing import Any
+
+#: Models one child compiles before it is replaced (each holds its compiled code in memory).
+COMPILES_PER_CHILD = 8
+
+_LOCK = threading.Lock()
+_child: dict[str, Any] = {}
 
 
 def _child_env() -> dict[str, str]:
@@ -42,41 +54,104 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def compile_elsewhere(plan: Any, data: Any) -> bool:
-    """Compile the model of ``plan`` with ``data`` in a child process, into numba's cache.
+def _start() -> dict[str, Any]:
+    """A new child, its output going to a temporary file (read when it fails)."""
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=log, env=_child_env())
+    return {"proc": proc, "log": log, "compiled": 0}
 
-    Returns whether the child succeeded; if not, warns with the child's last lines of output
-    (the caller then compiles the model itself).
+
+def _stop() -> None:
+    """Close the child's input (it exits) and wait for it."""
+    child = _child.pop("child", None)
+    if child is None:
+        return
+    proc = child["proc"]
+    try:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
+    proc.stdout.close()
+    child["log"].close()
+
+
+atexit.register(_stop)
+
+
+def _tail(child: dict[str, Any]) -> str:
+    """The child's last lines of output."""
+    log = child["log"]
+    log.seek(0)
+    lines = log.read().decode(errors="replace").strip().splitlines()[-5:]
+    return " / ".join(lines) or "no output"
+
+
+def compile_elsewhere(plan: Any, data: Any) -> bool:
+    """Compile the model of ``plan`` with ``data`` in the child process, into numba's cache.
+
+    Returns whether the child succeeded; if not, warns with its last lines of output (the
+    caller then compiles the model itself).
     """
     import cloudpickle
 
     payload = cloudpickle.dumps((plan, data))
-    run = subprocess.run([sys.executable, "-m", __name__], input=payload, env=_child_env(),
-                         capture_output=True, check=False)
-    if run.returncode == 0:
-        return True
-    tail = run.stderr.decode(errors="replace").strip().splitlines()[-5:]
-    warnings.warn("bayeslaw: compiling the model in a child process failed (exit code "
-                  f"{run.returncode}: {' / '.join(tail) or 'no output'}); compiling it in "
-                  "this process instead, whose draws may differ in the last bits from a "
-                  "later run that loads the model from the cache", RuntimeWarning,
+    with _LOCK:
+        child = _child.get("child")
+        if child is None or child["proc"].poll() is not None \
+                or child["compiled"] >= COMPILES_PER_CHILD:
+            _stop()
+            child = _child["child"] = _start()
+        proc = child["proc"]
+        try:
+            proc.stdin.write(struct.pack("<Q", len(payload)) + payload)
+            proc.stdin.flush()
+            reply = proc.stdout.readline()
+        except OSError:
+            reply = b""
+        child["compiled"] += 1
+        if reply == b"ok\n":
+            return True
+        reason = reply.decode(errors="replace").strip() or _tail(child)
+        _stop()
+    warnings.warn(f"bayeslaw: compiling the model in a child process failed ({reason}); "
+                  "compiling it in this process instead, whose draws may differ in the last "
+                  "bits from a later run that loads the model from the cache", RuntimeWarning,
                   stacklevel=2)
     return False
 
 
-def main() -> None:
-    """The child: read ``(plan, data)`` from stdin, compile the model into numba's cache."""
+def serve() -> None:
+    """The child: compile each ``(plan, data)`` read from stdin into numba's cache.
+
+    Answers ``ok`` (or the error) on stdout per model; returns at the end of the input.
+    """
     import cloudpickle
 
     from ..model.graph import LossModel
     from .compiled import compile_model
 
-    warnings.simplefilter("ignore")  # the parent shows what matters; the child's output is lost
-    plan, data = cloudpickle.loads(sys.stdin.buffer.read())
-    model = LossModel(plan)  # as modelcache.entry_for builds it
-    model.set_data(data)
-    compile_model(model.model)
+    warnings.simplefilter("ignore")  # the parent shows what matters
+    reply = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything printed goes to the log, not into the replies
+    source = sys.stdin.buffer
+    while True:
+        head = source.read(8)
+        if len(head) < 8:
+            return
+        (size,) = struct.unpack("<Q", head)
+        try:
+            plan, data = cloudpickle.loads(source.read(size))
+            model = LossModel(plan)  # as modelcache.entry_for builds it
+            model.set_data(data)
+            compile_model(model.model)
+            reply.write(b"ok\n")
+        except Exception as err:  # noqa: BLE001 - sent to the parent, which warns with it
+            reply.write(f"{type(err).__name__}: {err}".replace("\n", " ").encode() + b"\n")
+        reply.flush()
 
 
 if __name__ == "__main__":
-    main()
+    serve()

@@ -185,3 +185,14 @@ def test_the_folds_of_a_backtest_share_one_compiled_model():
                                                                    strict=True) if n in free}
                 np.testing.assert_allclose(density(x)[0], float(logp(point)), rtol=1e-10)
     assert len(modelcache.COMPILES) - before <= 1  # none when an earlier test compiled it
+
+
+def test_a_failed_child_compile_warns_with_the_childs_error():
+    """Where the child process cannot compile a model, the caller is told why (the child's
+    error) and that it compiles the model itself; the next model gets a new child."""
+    from bayeslaw.inference import coldcompile
+
+    with pytest.warns(RuntimeWarning, match=r"child process failed \(\w+Error: .*compiling it "
+                                            "in this process instead"):
+        assert coldcompile.compile_elsewhere(None, None) is False
+    assert "child" not in coldcompile._child  # stopped: the next compile starts a new one
