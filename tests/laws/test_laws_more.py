@@ -407,14 +407,16 @@ def test_with_pooling_variants(name):
     assert all(e.pooling == "partial" for e in partial.effects)
     free = _free(partial, data)
     assert {f"{e}_sd" for e in effects} <= free
-    assert all(f"{e}_z" in free or e in free for e in effects)
+    # each term non-centered (z), centered (its deviations) or sampled as values
+    assert all({f"{e}_z", e, f"{e}_value"} & free for e in effects)
     none = spec.with_pooling("none")
     assert [(e.param, e.group) for e in none.effects] == [(e.param, e.group)
                                                           for e in spec.effects]
     assert all(e.pooling == "none" and isinstance(e.scale, float) for e in none.effects)
     free = _free(none, data)
     assert not any(v.endswith("_sd") for v in free)
-    assert all(f"{e}_z" in free or e in free for e in effects)
+    # each term non-centered (z), centered (its deviations) or sampled as values
+    assert all({f"{e}_z", e, f"{e}_value"} & free for e in effects)
     m = LossModel(make_plan(none, data)).model
     assert np.isfinite(compile_logp(m)(m.initial_point()))
     with pytest.raises(SpecError, match="pooling kind must be one of"):

@@ -115,16 +115,21 @@ def test_reparameterized_spec_has_the_reference_density(entry):
     ref = REFERENCE[entry]
     shipped = bl.load_spec(entry.split("@")[0])
     stored = ModelSpec.from_dict(ref["spec"])
-    # the shipped spec is the stored one but for its sampler settings and the priors changed
-    # since (CHANGED_SINCE); the stored model is built with the shipped sampler settings
+    # the shipped spec is the stored one but for its sampler settings, its terms' centering (a
+    # parameterization too: parallel_streams_pooled's terms centered since 2026-12-05) and the
+    # priors changed since (CHANGED_SINCE); the stored model is built with the shipped sampler
+    # settings and centering
     now, then = shipped.to_dict(), stored.to_dict()
     for d in (now, then):
         d.pop("sampler")
         for e in d["effects"]:
+            e.pop("centered")
             if (e["param"], e["group"]) in CHANGED_SINCE.get(entry.split("@")[0], ()):
                 e.pop("scale")
     assert now == then
-    spec = dataclasses.replace(stored, sampler=shipped.sampler)
+    effects = tuple(dataclasses.replace(e, centered=s.centered)
+                    for e, s in zip(stored.effects, shipped.effects, strict=True))
+    spec = dataclasses.replace(stored, sampler=shipped.sampler, effects=effects)
     joint = spec.sampler.joint_names()
     x = {n: v for n, v in _constrained(ref["point"], stored).items() if n in joint}
     old = {f"{n}_log__" for n in x} | {"_".join(stored.sampler.sum_split) + "_sum_sumsplit__"}
@@ -150,7 +155,7 @@ def test_reparameterized_spec_has_the_reference_density(entry):
             # level, so nothing is joined (the joint's density: test_offset.py)
             jacobian = to_offset(point, spec, model)
         elif spec.sampler.centered_values and not stored.sampler.centered_values:
-            _to_values(point, spec, model)
+            jacobian = _to_values(point, spec, model, _constrained(ref["point"], stored))
         assert set(point) == {v.name for v in model.value_vars}
         logp = float(compile_logp(model)(point))
     np.testing.assert_allclose(logp, ref["logp"] + jacobian, rtol=1e-9)
@@ -163,14 +168,32 @@ def test_reparameterized_spec_has_the_reference_density(entry):
 CHANGED_SINCE = {"looped_steps": (("c", "T_m"),)}
 
 
-def _to_values(point: dict, spec: ModelSpec, model: object) -> None:
+def _to_values(point: dict, spec: ModelSpec, model: object, population: dict) -> float:
     """``sampler.centered_values``: each term the model samples as values gets its stored
-    deviations plus its parameter's population value on the link scale (the stored log or
-    log-odds coordinate: a parameter outside the splits)."""
+    deviations plus its parameter's population value on the link scale (its stored log or
+    log-odds coordinate, or ``population``'s constrained value for a split parameter).  A
+    term stored non-centered (``<name>_z``, a fixed sd) is centered on the way: its
+    deviations are ``sd z``, and the density of the values is the stored one minus ``log sd``
+    per level; returns that log-Jacobian."""
     valued = [v.name[:-len("_value")] for v in model.value_vars if v.name.endswith("_value")]
     assert valued, "the shipped spec samples no term as values"
+    jacobian = 0.0
     for name in valued:
-        param = next(e.param for e in spec.effects if e.name == name)
-        stored = [f"{param}{s}" for s in ("_log__", "_logodds__") if f"{param}{s}" in point]
-        assert stored, f"{param}: no stored log or log-odds coordinate to centre {name} on"
-        point[f"{name}_value"] = point.pop(name) + point[stored[0]]
+        effect = next(e for e in spec.effects if e.name == name)
+        link = spec.law_obj.param(effect.param).link
+        stored = {"log": "_log__", "logit": "_logodds__"}.get(link)
+        if stored is not None and f"{effect.param}{stored}" in point:  # outside the splits
+            centre = point[f"{effect.param}{stored}"]
+        else:  # a split parameter, or an identity link
+            value = population[effect.param]
+            centre = np.log(value) if link == "log" else value
+            assert link in ("log", "identity"), f"{effect.param}: no centre for link {link}"
+        if name in point:
+            deviation = point.pop(name)
+        else:  # stored non-centered, with a fixed sd
+            assert isinstance(effect.scale, float), f"{name}: stored non-centered, sd not fixed"
+            z = np.asarray(point.pop(f"{name}_z"), float)
+            deviation = effect.scale * z
+            jacobian -= z.size * np.log(effect.scale)
+        point[f"{name}_value"] = np.asarray(deviation, float) + centre
+    return jacobian
