@@ -69,6 +69,8 @@ def to_offset(point: dict, spec: Any, model: Any) -> float:
     definition, not with it). Returns the transform's log-Jacobian, ``sum log(sd / sqrt(k))``
     (:func:`bayeslaw.model.transforms.offset_transform`): the offset model's log density at
     the moved point is the centered model's at ``point`` plus it. 0 where nothing is joined.
+    A term of ``point`` stored non-centered (``<term>_z``) is centered on the way: its
+    deviations are ``sd z``, and the log-Jacobian also holds ``-log sd`` per level.
     """
     jacobian = 0.0
     for var in model.value_vars:
@@ -76,8 +78,14 @@ def to_offset(point: dict, spec: Any, model: Any) -> float:
             continue
         name = var.name[:-len("_joint_offset__")]
         param = next(e.param for e in spec.effects if e.name == name)
-        centre, d = point.pop(f"{param}_log__"), point.pop(name)
-        sd, levels = np.exp(point[f"{name}_sd_log__"]), centre + d
+        sd = np.exp(point[f"{name}_sd_log__"])
+        if name in point:
+            d = point.pop(name)
+        else:  # stored non-centered: d = sd z, whose density is z's less log sd per level
+            d = sd * np.asarray(point.pop(f"{name}_z"), float)
+            jacobian -= len(d) * np.log(sd)
+        centre = point.pop(f"{param}_log__")
+        levels = centre + d
         root = np.sqrt(len(levels))
         point[var.name] = np.r_[levels, root * (levels.mean() - centre) / sd]
         jacobian += np.log(sd / root)

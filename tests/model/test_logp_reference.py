@@ -151,9 +151,13 @@ def test_reparameterized_spec_has_the_reference_density(entry):
         model = LossModel(make_plan(spec, bl.load(pd.DataFrame(ref["data"])))).model
         jacobian = 0.0
         if spec.sampler.centered_values == "offset":
-            # on the small reference tables `centered = "auto"` centers no term at every
-            # level, so nothing is joined (the joint's density: test_offset.py)
+            # a term centered at every level is joined with its population value
+            # (chinchilla_curves' b and beta, stored non-centered); with `centered = "auto"`
+            # the small reference tables center none (looped_steps: nothing joined)
             jacobian = to_offset(point, spec, model)
+            if entry == "chinchilla_curves":  # the check must see the joint
+                assert {"b_by_peak_lr_joint_offset__",
+                        "beta_by_peak_lr_joint_offset__"} <= set(point)
         elif spec.sampler.centered_values and not stored.sampler.centered_values:
             jacobian = _to_values(point, spec, model, _constrained(ref["point"], stored))
         assert set(point) == {v.name for v in model.value_vars}
