@@ -121,7 +121,9 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
 
     Each panel shows the observed curve(s) ("Real"), the posterior median (dashed, "Pred
     (median)") and shaded central credible bands ("Pred 50% / 90% band" by default) of a
-    new observation (``kind="predictive"``) or of the law (``kind="epistemic"``).
+    new observation (``kind="predictive"``) or of the law (``kind="epistemic"``), from at
+    most :data:`~bayeslaw.plots.panels.FIGURE_DRAWS` posterior draws (1,000, thinned evenly
+    within each chain; :func:`bayeslaw.predict` gives the bands from every draw).
 
     By default (``forecast=True`` with neither ``extend_to`` nor ``add_N`` given) the figure
     also shows what the posterior adds beyond the data, where its bands widen: every curve

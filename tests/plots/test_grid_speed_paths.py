@@ -186,3 +186,34 @@ def test_a_total_curve_is_drawn_with_its_own_exit_distribution_along_D():
     w = pts[list(C.EXIT_WEIGHTS[:2])].to_numpy()
     np.testing.assert_allclose(w, [[0.5, 0.5], [0.3, 0.7], [0.1, 0.9], [0.1, 0.9]], atol=1e-12)
     np.testing.assert_allclose(pts[C.EXIT_ENTROPY], -(w * np.log(w)).sum(axis=1), rtol=1e-12)
+
+
+def test_the_grid_draws_from_a_thinned_posterior_within_monte_carlo_error(small_fit):
+    """The grid figure's median and bands come from at most FIGURE_DRAWS draws, every k-th of
+    each chain, and stay within Monte Carlo error of bl.predict's from every draw.
+
+    Tolerance: with Student-t noise (nu about 4) a 95% quantile from 1,000 draws has a
+    standard error of about 0.14 scale units, 3% of the 90% band's width (4.3 units); the
+    two predictions draw their noise independently, so their gap's error is about 3.4%, and
+    the largest of a thousand correlated points reaches about 4 of them, 0.14 (0.12 measured
+    on the bundled sweep's fit: ``benchmarks/results/figures_2026-12-05.md``).  0.2 of the
+    width bounds every point; the median over points must be under 0.05.
+    """
+    fit = small_fit[0] if isinstance(small_fit, tuple) else small_fit
+    limit = bayeslaw.plots.panels.FIGURE_DRAWS
+    assert fit.n_draws >= 4 * limit  # the thinning is exercised
+    thinned = bayeslaw.plots.panels.figure_posterior(fit)
+    post, full_post = thinned.idata.posterior, fit.idata.posterior
+    assert thinned.n_draws <= limit and thinned.n_draws > limit // 2
+    assert post.sizes["chain"] == full_post.sizes["chain"]  # every chain, evenly thinned
+    step = full_post.sizes["draw"] // post.sizes["draw"]
+    np.testing.assert_array_equal(post["E"].values, full_post["E"].values[:, ::step])
+    pred = plot_grid(fit, forecast=False, n_grid=30).bayeslaw_prediction
+    assert pred.attrs["draws"] == thinned.n_draws
+    full = bl.predict(fit, pred[["run", "N", "D", "T_m"]]).table
+    width = (full["upper_90"] - full["lower_90"]).to_numpy()
+    for column in ("median", "lower_50", "upper_50", "lower_90", "upper_90"):
+        gap = np.abs(pred[column].to_numpy() - full[column].to_numpy()) / width
+        assert gap.max() <= 0.2 and np.median(gap) <= 0.05, (column, gap.max(), np.median(gap))
+    # not vacuous: the thinned bands are not the full ones
+    assert not np.allclose(pred["lower_90"], full["lower_90"], rtol=0, atol=1e-12)
