@@ -8,14 +8,19 @@ data, spec, settings and seed then got different draws, depending on whether the
 the model.  (Processes that load agree with each other bit for bit; loading the callbacks
 again in the compiling process does not help: what it compiled stays in use.)
 
-So no fitting process compiles: where numba's cache lacks a model's callbacks,
-:func:`compile_elsewhere` has a child process compile the same model (its plan and data sent
-by ``cloudpickle``, the model rebuilt there by the same code), and the calling process loads
-what the child cached.  Every fit then runs loaded code, and its draws depend only on its
-data, spec, settings and seed.  The child stays up for the next model new to the cache (its
-imports paid once a process), and is replaced after :data:`COMPILES_PER_CHILD` models to
-bound its memory; it exits when the calling process closes its input (at exit, or when that
-process dies).
+So a NUTS fit does not compile its density itself: where numba's cache lacks a model's
+callbacks, :func:`compile_elsewhere` has a child process compile the same model (its plan and
+data sent by ``cloudpickle``, the model rebuilt there by the same code), and the calling
+process loads what the child cached (it checks that the cache now holds them).  Every such
+fit then runs loaded code, and its draws depend only on its data, spec, settings and seed.
+Still compiled in the calling process: a graph numba cannot cache, a model after a failed
+child (with a warning), pathfinder (pymc-extras' own compile) and ``backend = "pymc"``.
+
+The child stays up for the next model new to the cache (its imports paid once a process),
+and is replaced after :data:`COMPILES_PER_CHILD` models to bound its memory; an idle child
+holds the models it compiled until then or until the calling process exits (it exits when
+that process closes its input, at exit or when it dies).  A child is waited for without a
+time limit: a cold compile may take minutes.
 
 If the child fails, the calling process compiles the model itself, as before, and says so
 with the child's last lines of output.
@@ -41,9 +46,10 @@ _child: dict[str, Any] = {}
 
 
 def _child_env() -> dict[str, str]:
-    """The environment for the child, with PyTensor's compile directory made explicit.
+    """The environment for the child, from this process's.
 
-    The child must write the cache this process reads.
+    Its module path (the child imports the same bayeslaw) and PyTensor's compile directory
+    made explicit (the child must write the cache this process reads).
     """
     import pytensor
 
@@ -51,13 +57,18 @@ def _child_env() -> dict[str, str]:
     flags = env.get("PYTENSOR_FLAGS", "")
     own = f"base_compiledir={pytensor.config.base_compiledir}"
     env["PYTENSOR_FLAGS"] = f"{flags},{own}" if flags else own
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     return env
 
 
 def _start() -> dict[str, Any]:
-    """A new child, its output going to a temporary file (read when it fails)."""
+    """A new child, its output going to a temporary file (read when it fails).
+
+    ``-P``: the working directory is not put first on the child's path (the parent's path,
+    passed in ``PYTHONPATH``, decides which bayeslaw it imports).
+    """
     log = tempfile.TemporaryFile()
-    proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-P", "-m", __name__], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=log, env=_child_env())
     return {"proc": proc, "log": log, "compiled": 0}
 
@@ -97,7 +108,28 @@ def compile_elsewhere(plan: Any, data: Any) -> bool:
     """
     import cloudpickle
 
-    payload = cloudpickle.dumps((plan, data))
+    try:
+        payload = cloudpickle.dumps((plan, data))
+    except Exception as err:  # noqa: BLE001 - said in the warning below
+        payload, reason = None, f"the model cannot be sent: {type(err).__name__}: {err}"
+    if payload is not None:
+        reason = _exchange(payload)
+        if reason is None:
+            return True
+    warnings.warn(f"bayeslaw: compiling the model in a child process failed ({reason}); "
+                  "compiling it in this process instead, whose draws may differ in the last "
+                  "bits from a later run that loads the model from the cache", RuntimeWarning,
+                  stacklevel=2)
+    return False
+
+
+def _exchange(payload: bytes) -> str | None:
+    """Send one model to the child and wait for its answer.
+
+    ``None`` when it cached the model, else why not (the child is then stopped).  An
+    interruption stops the child too, so that its late answer is never read as the next
+    model's.
+    """
     with _LOCK:
         child = _child.get("child")
         if child is None or child["proc"].poll() is not None \
@@ -111,16 +143,15 @@ def compile_elsewhere(plan: Any, data: Any) -> bool:
             reply = proc.stdout.readline()
         except OSError:
             reply = b""
+        except BaseException:
+            _stop()
+            raise
         child["compiled"] += 1
         if reply == b"ok\n":
-            return True
+            return None
         reason = reply.decode(errors="replace").strip() or _tail(child)
         _stop()
-    warnings.warn(f"bayeslaw: compiling the model in a child process failed ({reason}); "
-                  "compiling it in this process instead, whose draws may differ in the last "
-                  "bits from a later run that loads the model from the cache", RuntimeWarning,
-                  stacklevel=2)
-    return False
+        return reason
 
 
 def serve() -> None:
@@ -128,14 +159,14 @@ def serve() -> None:
 
     Answers ``ok`` (or the error) on stdout per model; returns at the end of the input.
     """
+    reply = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything printed, imports included, goes to the log, not the replies
     import cloudpickle
 
     from ..model.graph import LossModel
     from .compiled import compile_model
 
     warnings.simplefilter("ignore")  # the parent shows what matters
-    reply = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # anything printed goes to the log, not into the replies
     source = sys.stdin.buffer
     while True:
         head = source.read(8)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -308,11 +309,19 @@ def _cfunc(kind: str, fn: Any, key: str | None) -> Any:
     return numba.cfunc(_cfunc_signature(kind), cache=key is not None, error_model="numpy")(fn)
 
 
+def _all_cached(functions: dict[str, tuple[Any, str | None]]) -> bool:
+    """Whether numba's cache holds every callback of ``functions`` (kind -> (fn, key))."""
+    return all(in_cache(kind, fn) for kind, (fn, _) in functions.items())
+
+
 def in_cache(kind: str, fn: Any) -> bool:
     """Whether numba's cache holds the callback ``fn`` of ``kind`` (its index lists it).
 
     Reads the index as ``numba.cfunc(..., cache=True)`` would before loading, without loading
-    anything (numba 0.6x's ``FunctionCache``; a numba without these names raises, named).
+    anything (numba 0.6x's ``FunctionCache``, private names: tested with numba 0.65).  A
+    numba without them answers ``False`` with a warning (the model is then compiled in a
+    child process, and in this one if that does not cache it).  An index that lists a data
+    file since deleted answers ``True``, and this process then compiles the callback.
     """
     from numba.core.caching import FunctionCache
     from numba.core.registry import cpu_target
@@ -322,9 +331,10 @@ def in_cache(kind: str, fn: Any) -> bool:
         key = cache._index_key(_cfunc_signature(kind), cpu_target.target_context.codegen())
         return key in cache._cache_file._load_index()
     except AttributeError as err:  # pragma: no cover - another numba
-        raise RuntimeError("numba's FunctionCache is not the one "
-                           "bayeslaw.inference.compiled.in_cache reads "
-                           f"({err}); check numba's version against pyproject.toml") from err
+        warnings.warn(f"bayeslaw: numba's FunctionCache is not the one "
+                      f"bayeslaw.inference.compiled.in_cache reads ({err}; tested with numba "
+                      "0.65): treating the model as not cached", RuntimeWarning, stacklevel=2)
+        return False
 
 
 def compile_model(model: Any, cold: Callable[[], bool] | None = None) -> Density:
@@ -367,9 +377,16 @@ def compile_model(model: Any, cold: Callable[[], bool] | None = None) -> Density
                                  all_names, shared, n, n_exp, dense)
         for kind, pt in (("logp", logp_pt), ("expand", expand_pt))}
     in_child = False
-    if cold is not None and all(key is not None for _, key in functions.values()) and not all(
-            in_cache(kind, fn) for kind, (fn, _) in functions.items()):
-        in_child = cold()
+    if cold is not None and all(key is not None for _, key in functions.values()) \
+            and not _all_cached(functions):
+        # the child's word is not enough: it must have cached these very callbacks
+        in_child = cold() and _all_cached(functions)
+        if not in_child:
+            warnings.warn("bayeslaw: numba's cache still lacks this model after the child "
+                          "process compiled (a child importing another bayeslaw or "
+                          "PyTensor configuration?); compiling it in this process, whose draws "
+                          "may differ in the last bits from a run that loads it",
+                          RuntimeWarning, stacklevel=3)
     logp, expand = (_cfunc(kind, *functions[kind]) for kind in ("logp", "expand"))
     dims, coords = _prepare_dims_and_coords(model, shape_info)
     compiled = CompiledPyMCModel(

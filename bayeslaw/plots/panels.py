@@ -132,7 +132,8 @@ def figure_posterior(fit: Fit) -> Posterior:
         return fit
     import arviz as az
 
-    step = -(-n // FIGURE_DRAWS)
+    chains, draws = fit.idata.posterior.sizes["chain"], fit.idata.posterior.sizes["draw"]
+    step = -(-draws // max(1, FIGURE_DRAWS // chains))  # at most FIGURE_DRAWS in all
     posterior = fit.idata.posterior.isel(draw=slice(None, None, step))
     return Posterior(az.InferenceData(posterior=posterior), fit.spec, fit.data)
 

@@ -196,3 +196,16 @@ def test_a_failed_child_compile_warns_with_the_childs_error():
                                             "in this process instead"):
         assert coldcompile.compile_elsewhere(None, None) is False
     assert "child" not in coldcompile._child  # stopped: the next compile starts a new one
+
+
+def test_a_model_that_cannot_be_sent_to_the_child_warns_and_is_compiled_here():
+    """A plan cloudpickle cannot send (here a lock) is compiled in the calling process, with
+    a warning naming why; no child is started for it."""
+    import threading
+
+    from bayeslaw.inference import coldcompile
+
+    coldcompile._stop()
+    with pytest.warns(RuntimeWarning, match=r"the model cannot be sent: TypeError"):
+        assert coldcompile.compile_elsewhere(threading.Lock(), None) is False
+    assert "child" not in coldcompile._child
