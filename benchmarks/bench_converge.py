@@ -157,7 +157,8 @@ def summary(rows: list[dict[str, Any]], names: list[str]) -> list[str]:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """Command-line options."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--pairs", help="comma-separated substrings of pair names (default: all)")
+    p.add_argument("--pairs", help="comma-separated pair names or substrings of them "
+                   "(a whole name selects that pair only; default: all)")
     p.add_argument("--seeds", default="1,2,3,4,5", help="comma-separated seeds (default 1-5)")
     p.add_argument("--resume", action="store_true",
                    help="skip the (pair, seed) rows already in the file (errors are retried)")

@@ -627,7 +627,8 @@ class Recorder:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options (``--child`` is internal: one measurement)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--pairs", help="comma-separated substrings of pair names (default: all)")
+    p.add_argument("--pairs", help="comma-separated pair names or substrings of them "
+                   "(a whole name selects that pair only; default: all)")
     p.add_argument("--seeds", default="1", help="comma-separated seeds (default 1)")
     p.add_argument("--skip-old", action="store_true", help="measure the current code only")
     p.add_argument("--scaling", action="store_true", help="the misfitting size section")

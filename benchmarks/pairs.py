@@ -309,6 +309,7 @@ TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     "steps_sim": steps_simulated,
     "steps_sim_half": partial(steps_simulated, half=True),
     "steps_sim_latent": partial(steps_simulated, q_logged=False),
+    "steps_sim_latent_half": partial(steps_simulated, q_logged=False, half=True),
 }
 
 _MISFITTING = ("misfitting curves past 10% of each run and 1e9 tokens, <= 12 checkpoints per "
@@ -352,6 +353,9 @@ _PAIRS = (
          "the same, first half of every curve's checkpoints (a sweep in progress)"),
     Pair("looped_steps_latent@steps_sim_latent", "looped_steps_latent",
          TABLES["steps_sim_latent"], "the same sweep with q not logged (latent)"),
+    Pair("looped_steps_latent@steps_sim_latent_half", "looped_steps_latent",
+         TABLES["steps_sim_latent_half"], "the latent sweep, first half of every curve's "
+         "checkpoints (a sweep in progress)"),
 )
 #: The pairs by name.
 PAIRS: dict[str, Pair] = {p.name: p for p in _PAIRS}
@@ -378,11 +382,13 @@ def table(name: str) -> pd.DataFrame:
 
 
 def select(patterns: str | None) -> list[Pair]:
-    """The pairs whose name contains any of the comma-separated substrings (all if None)."""
+    """The pairs named by the comma-separated patterns (all if None): a pattern that is a
+    pair's whole name selects that pair only, any other the pairs whose name contains it."""
     if not patterns:
         return list(PAIRS.values())
     subs = [s for s in patterns.split(",") if s]
-    chosen = [p for p in PAIRS.values() if any(s in p.name for s in subs)]
+    chosen = [p for p in PAIRS.values()
+              if any(s == p.name or (s not in PAIRS and s in p.name) for s in subs)]
     if not chosen:
         raise SystemExit(f"--pairs {patterns!r} matches no pair; pairs are {sorted(PAIRS)}")
     return chosen
