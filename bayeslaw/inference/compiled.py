@@ -24,7 +24,7 @@ So this module builds the same compiled model itself:
   callback (:func:`in_cache`), :func:`compile_model` first calls its ``cold`` hook, with
   which :mod:`bayeslaw.inference.modelcache` compiles the model in a child process
   (:mod:`bayeslaw.inference.coldcompile`): what a process compiles differs in the last
-  bits from what it would load, so no fitting process compiles.
+  bits from what it would load, so a NUTS fit loads its density (its fallbacks: that module).
 
 The affine map's buffer ``[flag, shift (n), factor (n x n row-major, or its diagonal above
 warmstart.DENSE_MAX_DIM)]`` is owned by the returned :class:`Density` and its address stored in

@@ -66,7 +66,7 @@ def compiled_for(plan: Plan, data: LossData) -> tuple[Entry, Any]:
     entry = entry_for(plan, data)
     if entry.density is None:
         # a model numba has not cached is compiled in a child process and loaded here, so
-        # that every fit runs loaded code (bayeslaw.inference.coldcompile)
+        # that the fit runs loaded code (bayeslaw.inference.coldcompile; its fallbacks there)
         cold = (lambda: compile_elsewhere(plan, data)) if COMPILE_IN_CHILD else None
         entry.density = compile_model(entry.model.model, cold=cold)
         COMPILES.append(plan.key)
