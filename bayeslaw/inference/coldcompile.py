@@ -100,7 +100,7 @@ def _tail(child: dict[str, Any]) -> str:
     return " / ".join(lines) or "no output"
 
 
-def compile_elsewhere(plan: Any, data: Any) -> bool:
+def compile_elsewhere(built: Any, plan: Any, data: Any) -> bool:
     """Compile the model of ``plan`` with ``data`` in the child process, into numba's cache.
 
     Returns whether the child succeeded; if not, warns with its last lines of output (the
@@ -109,7 +109,7 @@ def compile_elsewhere(plan: Any, data: Any) -> bool:
     import cloudpickle
 
     try:
-        payload = cloudpickle.dumps((plan, data))
+        payload = cloudpickle.dumps((built, plan, data))
     except Exception as err:  # noqa: BLE001 - said in the warning below
         payload, reason = None, f"the model cannot be sent: {type(err).__name__}: {err}"
     if payload is not None:
@@ -174,8 +174,9 @@ def serve() -> None:
             return
         (size,) = struct.unpack("<Q", head)
         try:
-            plan, data = cloudpickle.loads(source.read(size))
-            model = LossModel(plan)  # as modelcache.entry_for builds it
+            built, plan, data = cloudpickle.loads(source.read(size))
+            model = LossModel(built)  # the graph as modelcache.entry_for built it,
+            model.plan = plan  # with this fit's plan and data swapped in
             model.set_data(data)
             compile_model(model.model)
             reply.write(b"ok\n")

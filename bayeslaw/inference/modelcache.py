@@ -28,6 +28,7 @@ class Entry:
 
     model: LossModel
     density: Any = None
+    built: Plan | None = None  # the plan the graph was built from (the child rebuilds it)
 
 
 CACHE: dict[tuple[Any, ...], Entry] = {}
@@ -42,7 +43,7 @@ COMPILES: list[tuple[Any, ...]] = []
 def entry_for(plan: Plan, data: LossData) -> Entry:
     """The cache entry of ``plan``, ``data`` (a row subset of its structure) swapped in."""
     if plan.key not in CACHE:
-        CACHE[plan.key] = Entry(LossModel(plan))
+        CACHE[plan.key] = Entry(LossModel(plan), built=plan)
     entry = CACHE[plan.key]
     entry.model.plan = plan  # the same graph; its centered levels are data (Plan.orders)
     entry.model.set_data(data)
@@ -67,7 +68,8 @@ def compiled_for(plan: Plan, data: LossData) -> tuple[Entry, Any]:
     if entry.density is None:
         # a model numba has not cached is compiled in a child process and loaded here, so
         # that the fit runs loaded code (bayeslaw.inference.coldcompile; its fallbacks there)
-        cold = (lambda: compile_elsewhere(plan, data)) if COMPILE_IN_CHILD else None
+        cold = ((lambda: compile_elsewhere(entry.built, plan, data)) if COMPILE_IN_CHILD
+                else None)
         entry.density = compile_model(entry.model.model, cold=cold)
         COMPILES.append(plan.key)
     compiled = entry.density.compiled

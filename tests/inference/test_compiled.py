@@ -194,7 +194,7 @@ def test_a_failed_child_compile_warns_with_the_childs_error():
 
     with pytest.warns(RuntimeWarning, match=r"child process failed \(\w+Error: .*compiling it "
                                             "in this process instead"):
-        assert coldcompile.compile_elsewhere(None, None) is False
+        assert coldcompile.compile_elsewhere(None, None, None) is False
     assert "child" not in coldcompile._child  # stopped: the next compile starts a new one
 
 
@@ -207,5 +207,5 @@ def test_a_model_that_cannot_be_sent_to_the_child_warns_and_is_compiled_here():
 
     coldcompile._stop()
     with pytest.warns(RuntimeWarning, match=r"the model cannot be sent: TypeError"):
-        assert coldcompile.compile_elsewhere(threading.Lock(), None) is False
+        assert coldcompile.compile_elsewhere(threading.Lock(), None, None) is False
     assert "child" not in coldcompile._child
