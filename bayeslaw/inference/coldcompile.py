@@ -101,8 +101,11 @@ def _tail(child: dict[str, Any]) -> str:
 
 
 def compile_elsewhere(built: Any, plan: Any, data: Any) -> bool:
-    """Compile the model of ``plan`` with ``data`` in the child process, into numba's cache.
+    """Compile a model into numba's cache in the child process.
 
+    ``built``: the plan the calling process built the model's graph from (the child builds
+    the same graph); ``plan``, ``data``: the fit's, swapped into it.  The graph, and so its
+    cache keys, must not depend on the process (:func:`bayeslaw.inference.compiled.cache_keys`).
     Returns whether the child succeeded; if not, warns with its last lines of output (the
     caller then compiles the model itself).
     """

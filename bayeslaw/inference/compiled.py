@@ -349,12 +349,47 @@ def compile_model(model: Any, cold: Callable[[], bool] | None = None) -> Density
     process compiled them: :mod:`bayeslaw.inference.coldcompile`), and this process then
     loads them.  Not called for a graph that numba cannot cache.
     """
-    from nutpie.compile_pymc import (
-        CompiledPyMCModel,
-        _make_functions,
-        _prepare_dims_and_coords,
-        _wrap_with_lock,
-    )
+    from nutpie.compile_pymc import CompiledPyMCModel, _prepare_dims_and_coords
+
+    parts = _callbacks(model)
+    functions = parts["functions"]
+    in_child = False
+    if cold is not None and all(key is not None for _, key in functions.values()) \
+            and not _all_cached(functions):
+        # the child's word is not enough: it must have cached these very callbacks
+        in_child = cold() and _all_cached(functions)
+        if not in_child:
+            warnings.warn("bayeslaw: numba's cache still lacks this model after the child "
+                          "process compiled (a child importing another bayeslaw or "
+                          "PyTensor configuration?); compiling it in this process, whose draws "
+                          "may differ in the last bits from a run that loads it",
+                          RuntimeWarning, stacklevel=3)
+    logp, expand = (_cfunc(kind, *functions[kind]) for kind in ("logp", "expand"))
+    n, shape_info = parts["n"], parts["shape_info"]
+    dims, coords = _prepare_dims_and_coords(model, shape_info)
+    compiled = CompiledPyMCModel(
+        _n_dim=n, dims=dims, _coords=coords,
+        _shapes={name: tuple(shape) for name, _, shape in zip(*shape_info, strict=True)},
+        compiled_logp_func=logp, compiled_expand_func=expand,
+        initial_point_func=parts["initial_point_fn"], shared_data=parts["shared"],
+        user_data=parts["user_data"], n_expanded=parts["n_exp"], shape_info=shape_info,
+        logp_func=parts["logp_pt"], expand_func=parts["expand_pt"])
+    return Density(compiled, parts["buffer"], parts["dense"], in_child)
+
+
+def cache_keys(model: Any) -> dict[str, str | None]:
+    """The numba cache key of each of ``model``'s two callbacks ("logp", "expand").
+
+    Compiles nothing with numba.  A process that builds the same model must get the same
+    keys, or it can never load what another process cached (the child of
+    :mod:`bayeslaw.inference.coldcompile` included).
+    """
+    return {kind: key for kind, (_, key) in _callbacks(model)["functions"].items()}
+
+
+def _callbacks(model: Any) -> dict[str, Any]:
+    """``model``'s PyTensor functions, the two callbacks' Python functions and their keys."""
+    from nutpie.compile_pymc import _make_functions, _wrap_with_lock
     from pymc.initial_point import make_initial_point_fn
 
     register_cached_digamma()
@@ -370,32 +405,14 @@ def compile_model(model: Any, cold: Callable[[], bool] | None = None) -> Density
 
     dense = n <= warmstart.DENSE_MAX_DIM
     buffer = np.zeros(1 + n + (n * n if dense else n))
-    user_data = _user_data(shared_vars, shared, buffer)
-
     functions = {
         kind: _callback_function(kind, pt.vm.jit_fn, [v.name for v in pt.get_shared()],
                                  all_names, shared, n, n_exp, dense)
         for kind, pt in (("logp", logp_pt), ("expand", expand_pt))}
-    in_child = False
-    if cold is not None and all(key is not None for _, key in functions.values()) \
-            and not _all_cached(functions):
-        # the child's word is not enough: it must have cached these very callbacks
-        in_child = cold() and _all_cached(functions)
-        if not in_child:
-            warnings.warn("bayeslaw: numba's cache still lacks this model after the child "
-                          "process compiled (a child importing another bayeslaw or "
-                          "PyTensor configuration?); compiling it in this process, whose draws "
-                          "may differ in the last bits from a run that loads it",
-                          RuntimeWarning, stacklevel=3)
-    logp, expand = (_cfunc(kind, *functions[kind]) for kind in ("logp", "expand"))
-    dims, coords = _prepare_dims_and_coords(model, shape_info)
-    compiled = CompiledPyMCModel(
-        _n_dim=n, dims=dims, _coords=coords,
-        _shapes={name: tuple(shape) for name, _, shape in zip(*shape_info, strict=True)},
-        compiled_logp_func=logp, compiled_expand_func=expand,
-        initial_point_func=initial_point_fn, shared_data=shared, user_data=user_data,
-        n_expanded=n_exp, shape_info=shape_info, logp_func=logp_pt, expand_func=expand_pt)
-    return Density(compiled, buffer, dense, in_child)
+    return {"n": n, "n_exp": n_exp, "logp_pt": logp_pt, "expand_pt": expand_pt,
+            "initial_point_fn": initial_point_fn, "shape_info": shape_info, "shared": shared,
+            "dense": dense, "buffer": buffer,
+            "user_data": _user_data(shared_vars, shared, buffer), "functions": functions}
 
 
 def _shared_data(variables: list[Any]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:

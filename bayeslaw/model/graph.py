@@ -243,9 +243,14 @@ class LossModel:
             levels, codes[g] = data.levels(g)
             coords.setdefault(level_dim(g), levels.tolist())
         with pm.Model(coords=coords) as model:
-            cov, log_d = self._covariates(pm, pt, values)
             mask = pm.Data("mask", values["mask"], dims=("run", "pos"))
-            loss_obs = pm.Data("loss_obs", values["loss_obs"], dims=("run", "pos"))
+            # every other container is declared of mask's shape, these very two variables:
+            # PyTensor otherwise merges the containers' unknown lengths in the order of a set
+            # of variables (hashed by address), and the compiled graph, its numba cache key
+            # and so the cache differed from process to process (issue 34, item 2)
+            self._shape = (mask.shape[0], mask.shape[1])
+            cov, log_d = self._covariates(pm, pt, values)
+            loss_obs = self._container(pm, pt, "loss_obs", values, ("run", "pos"))
             theta = self._law_parameters(pm, pt, codes)
             mu = self.spec.law_obj(pt, cov, theta, self.spec.reference)
             if mu.type.broadcastable[-1] or mu.ndim < 2:  # no per-point covariate
@@ -264,16 +269,22 @@ class LossModel:
         away instead of being taken at every evaluation.
         """
         cov: dict[str, Any] = {
-            c: pm.Data(cov_data_name(c), values[cov_data_name(c)], dims="run")[:, None]
+            c: self._container(pm, pt, cov_data_name(c), values, ("run",))[:, None]
             for c in self._run_covariates}
         for c in self._point_covariates:
-            cov[c] = pm.Data(cov_data_name(c), values[cov_data_name(c)], dims=("run", "pos"))
+            cov[c] = self._container(pm, pt, cov_data_name(c), values, ("run", "pos"))
         if not self._uses_D:
             return cov, None
-        log_d = pm.Data(cov_data_name(C.D), values[cov_data_name(C.D)], dims=("run", "pos"))
+        log_d = self._container(pm, pt, cov_data_name(C.D), values, ("run", "pos"))
         if C.D in self.spec.law_obj.covariates:
             cov[C.D] = self._D_ref * pt.exp(log_d)
         return cov, log_d
+
+    def _container(self, pm: Any, pt: Any, name: str, values: dict[str, np.ndarray],
+                   dims: tuple[str, ...]) -> Any:
+        """The ``pm.Data`` container ``name``, declared of the mask's runs (and positions)."""
+        box = pm.Data(name, values[name], dims=dims)
+        return pt.specify_shape(box, self._shape[:len(dims)])
 
     def _law_parameters(self, pm: Any, pt: Any, codes: dict[str, np.ndarray]
                         ) -> dict[str, Any]:
@@ -460,7 +471,7 @@ class LossModel:
                                 mu=mu if lk.sigma_relative else None)
         if lk.ar1 is None and lk.walk is None:
             return mu, scale, ()
-        follows = pm.Data("follows", values["follows"], dims=("run", "pos"))
+        follows = self._container(pm, pt, "follows", values, ("run", "pos"))
         resid_prev = _previous(pt, loss_obs - mu)
         marginal = pt.broadcast_to(_per_point(pt, scale), mu.shape)
         if lk.ar1 is not None:  # conditional on the previous point of the run

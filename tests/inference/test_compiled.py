@@ -3,6 +3,7 @@ density, gradient and draws as the PyMC model, a digamma equal to scipy's, callb
 second process loads from disk instead of compiling, and draws that do not depend on it."""
 
 import ctypes
+import json
 import os
 import subprocess
 import sys
@@ -139,6 +140,54 @@ def test_a_cold_and_a_warm_process_draw_the_same(tmp_path):
     cold, warm = (np.load(tmp_path / f"{name}.npy") for name in ("cold", "warm"))
     assert cold.size == warm.size > 100 * 2 * 20
     np.testing.assert_array_equal(cold, warm)
+
+
+KEYS = """
+import json, warnings
+warnings.simplefilter("ignore")
+import numpy as np
+import bayeslaw as bl
+from bayeslaw.inference.compiled import cache_keys
+from bayeslaw.inference.modelcache import get_model
+from bayeslaw.simulate import design
+
+sweep = bl.load(design((1e8, 3e8, 1e9), (2, 4, 8), np.geomspace(3e7, 2e10, 8)).assign(loss=3.0))
+keys = {"default": cache_keys(get_model(bl.load_spec(), bl.load(bl.bundled_path())).model)}
+for noise in ("walk", "ar1"):
+    d = bl.load_spec(law="looped_total").to_dict()
+    d["effects"] = []
+    d["likelihood"] = {"family": "normal", "sigma": d["likelihood"]["sigma"], "sigma_by": "none"}
+    if noise == "walk":
+        for name in ("walk", "walk_start"):
+            d["likelihood"][name] = {"dist": "LogNormal", "mu": -3.5, "sigma": 0.5}
+    else:
+        d["likelihood"]["ar1"] = {"dist": "Uniform", "lower": -0.9, "upper": 0.9}
+    keys[noise] = cache_keys(get_model(bl.ModelSpec.from_dict(d), sweep).model)
+print(json.dumps(keys))
+"""
+
+
+def test_every_process_gets_the_same_cache_keys(tmp_path):
+    """A model's numba cache keys are the same in every process that builds it, or a process
+    never loads what another cached (the compile child's included: a fresh clone's CI failed
+    on it).  PyTensor merges the unknown lengths of containers in the order of a set of
+    variables, hashed by address; a random-walk or AR(1) likelihood differentiates through
+    slices whose shapes it then built in another order in each process.  Before the
+    containers were declared of the mask's shape, the walk spec's logp key differed in every
+    one of 4 pairs of processes (issue 34, item 2): so this test can fail."""
+    path = tmp_path / "keys.py"
+    path.write_text(KEYS)
+    runs = []
+    for seed in ("1", "2"):  # PYTHONHASHSEED did not matter, but need not be shared either
+        run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                             timeout=600, check=False,
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+        assert run.returncode == 0, run.stderr[-2000:]
+        runs.append(json.loads(run.stdout.strip().splitlines()[-1]))
+    assert set(runs[0]) == {"default", "walk", "ar1"}
+    for name, keys in runs[0].items():
+        assert set(keys) == {"logp", "expand"} and None not in keys.values(), (name, keys)
+    assert runs[0] == runs[1]
 
 
 def test_the_folds_of_a_backtest_share_one_compiled_model():
