@@ -28,6 +28,7 @@ Sections (default: every pair with seed 1, then ``--cli``)::
     python benchmarks/bench_speed.py --scaling                # misfitting sizes, new code
     python benchmarks/bench_speed.py --scaling --scaling-old  # ... and the old code
     python benchmarks/bench_speed.py --cli                    # only the README's command
+    python benchmarks/bench_speed.py --cli --skip-old --methods nuts,laplace --repeats 3
     python benchmarks/bench_speed.py --compile --pairs bundled  # compile: 1st vs 2nd process
 
 ``--scaling``: the whole misfitting curves (``misfitting_all``: 4,816 points, 240 runs)
@@ -44,7 +45,9 @@ model and compile it for nutpie, sharing one cache folder that was empty before 
 ``bayeslaw fit``, notebook kernel or test process of the same model pays.
 
 ``--cli``: wall time of ``python -m bayeslaw.cli fit <bundled csv> --out <tmp>`` for both
-versions.
+versions, with the fit's own stage seconds (its ``bayeslaw fit: compile ...`` line);
+``--methods nuts,laplace --repeats 3`` times each method in turn in every repeat and prints
+each method's median wall over the NUTS command's (issue 34's first look: at most 0.25).
 
 Rows go to ``benchmarks/results/speed_<date>[_<tag>].csv`` (rewritten atomically after every
 child), the tables to the ``.md`` beside it with the command line at the top.  A child that
@@ -60,6 +63,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -381,17 +385,26 @@ def run_child(version: str, pair: str, seed: int, args: argparse.Namespace, *,
     return row
 
 
-def run_cli(version: str, args: argparse.Namespace) -> dict[str, Any]:
-    """Wall time of the README's main command on the bundled sweep."""
+def _stages(stderr: str) -> dict[str, float]:
+    """The fit's own stage seconds from its ``bayeslaw fit...: compile 3.7 s, ...`` line."""
+    line = next((ln for ln in stderr.splitlines() if ln.startswith("bayeslaw fit")), "")
+    found = re.findall(r"(compile|warm start|sampling|mode|laplace|pathfinder) ([0-9.]+) s",
+                       line)
+    return {f"{name.replace(' ', '_')}_s": float(value) for name, value in found}
+
+
+def run_cli(version: str, args: argparse.Namespace, method: str = "nuts",
+            repeat: int = 1) -> dict[str, Any]:
+    """Wall time of the README's main command on the bundled sweep (``--method``)."""
     pairs = load_pairs()
     shown = ["python", "-m", "bayeslaw.cli", "fit", "bayeslaw/datasets/looped_sweep.csv",
-             "--out", "<tmp>"]
+             "--out", "<tmp>"] + (["--method", method] if method != "nuts" else [])
     row: dict[str, Any] = {"section": "cli", "version": version, "pair": "cli@bundled",
-                           "command": shlex.join(shown)}
+                           "method": method, "repeat": repeat, "command": shlex.join(shown)}
     print(f"[{version}] {row['command']}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench_speed_cli_") as tmp:
         cmd = [sys.executable, "-m", "bayeslaw.cli", "fit", str(pairs.BUNDLED),
-               "--out", str(Path(tmp) / "out")]
+               "--out", str(Path(tmp) / "out")] + shown[7:]
         t0 = time.perf_counter()
         try:  # cwd = tmp: "python -m" puts the cwd first on sys.path
             proc = subprocess.run(cmd, cwd=tmp, env=version_env(version, args.cold_cache),
@@ -399,6 +412,7 @@ def run_cli(version: str, args: argparse.Namespace) -> dict[str, Any]:
         except subprocess.TimeoutExpired:
             return {**row, "error": f"timed out after {args.timeout} s"}
         row.update(wall_s=time.perf_counter() - t0, rc=proc.returncode)
+    row.update(_stages(proc.stderr))
     if proc.returncode != 0:
         row["error"] = " / ".join(proc.stderr.strip().splitlines()[-5:])[:500]
     print(f"   wall {row['wall_s']:.1f} s, exit {proc.returncode}", flush=True)
@@ -556,17 +570,32 @@ def compile_tables(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def cli_tables(rows: list[dict[str, Any]]) -> list[str]:
-    """Wall time of the README command, old and new, and their ratio."""
+    """Wall time of the README command by version and method, and their ratios (medians)."""
     rows = [r for r in rows if r["section"] == "cli"]
     if not rows:
         return []
-    out = ["## CLI", "", f"`{rows[0]['command']}`", "", "| version | wall s | exit | error |",
-           "| --- | --- | --- | --- |"]
-    out += [f"| {r['version']} | {fmt(r.get('wall_s'), '.1f')} | {r.get('rc', '-')} | "
-            f"{r.get('error', '')} |" for r in rows]
-    wall = {r["version"]: r.get("wall_s") for r in rows if _ok(r)}
-    if "old" in wall and "new" in wall:
-        out += ["", f"speed-up = old wall / new wall = {wall['old'] / wall['new']:.2f}"]
+    stages = ("compile_s", "warm_start_s", "sampling_s", "mode_s", "laplace_s", "pathfinder_s")
+    out = ["## CLI", "", f"`{rows[0]['command']}` (with `--method` where not nuts; runs "
+           "interleaved, methods within each repeat)", "",
+           "| version | method | repeat | wall s | " + " | ".join(stages) + " | exit | error |",
+           "| --- | --- | --- | --- | " + " | ".join("---" for _ in stages) + " | --- | --- |"]
+    out += [f"| {r['version']} | {r.get('method', 'nuts')} | {r.get('repeat', 1)} | "
+            f"{fmt(r.get('wall_s'), '.1f')} | "
+            + " | ".join(fmt(r.get(k), ".1f") for k in stages)
+            + f" | {r.get('rc', '-')} | {r.get('error', '')} |" for r in rows]
+    wall: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        if _ok(r):
+            wall.setdefault((r["version"], r.get("method", "nuts")), []).append(r["wall_s"])
+    median = {k: float(np.median(v)) for k, v in wall.items()}
+    if ("old", "nuts") in median and ("new", "nuts") in median:
+        out += ["", "speed-up = old wall / new wall (nuts, medians) = "
+                f"{median[('old', 'nuts')] / median[('new', 'nuts')]:.2f}"]
+    for (version, method), value in sorted(median.items()):
+        if method != "nuts" and (version, "nuts") in median:
+            out += ["", f"{version}: {method} wall / nuts wall (medians) = "
+                    f"{value:.1f} / {median[(version, 'nuts')]:.1f} = "
+                    f"{value / median[(version, 'nuts')]:.2f} (the issue's target: 0.25)"]
     return out
 
 
@@ -636,6 +665,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--scaling-scope", choices=sorted(SCALING_TABLES), default="all",
                    help="all: every misfitting checkpoint; 1e9: past 10%% and 1e9 tokens")
     p.add_argument("--cli", action="store_true", help="time the README's bayeslaw fit")
+    p.add_argument("--methods", default="nuts",
+                   help="comma-separated --method values of the CLI section (nuts, laplace, "
+                        "pathfinder), timed one after another in each repeat")
+    p.add_argument("--repeats", type=int, default=1, help="repeats of the CLI section")
     p.add_argument("--compile", action="store_true",
                    help="compile seconds of a first and a second process (pairs: --pairs)")
     p.add_argument("--cold-cache", action="store_true",
@@ -678,8 +711,10 @@ def run_sections(args: argparse.Namespace, rec: Recorder) -> None:
                 rec.add(run_child(version, SCALING_PAIR, seeds[0], args, section="scaling",
                                   table=SCALING_TABLES[args.scaling_scope], points=points))
     if do_cli:
-        for version in versions:
-            rec.add(run_cli(version, args))
+        for repeat in range(1, args.repeats + 1):
+            for version in versions:
+                for method in args.methods.split(","):
+                    rec.add(run_cli(version, args, method, repeat))
 
 
 def main(argv: list[str] | None = None) -> int:
