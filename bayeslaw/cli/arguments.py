@@ -77,9 +77,11 @@ def _add_fit_parser(sub: Any) -> None:
                    help="token axis of the grid figures (default log; linear as in the Ouro "
                         "paper's figures)")
     p.add_argument("--method", choices=("nuts", "laplace", "pathfinder"), default="nuts",
-                   help="nuts (default) samples the posterior; laplace or pathfinder draw "
-                        "from an approximation for a first look in seconds (labelled "
-                        "approximate; bayeslaw check refuses it)")
+                   help="nuts (default) samples the posterior; laplace draws from the "
+                        "normal approximation at the mode for a first look; pathfinder "
+                        "(bayeslaw[approx]) took longer than nuts on the bundled sweep and "
+                        "missed it on every table measured (docs: Speed and convergence). "
+                        "Both are labelled approximate; bayeslaw check refuses them")
     _add_data_args(p)
     _add_sampler_args(p)
 

@@ -1,4 +1,4 @@
-"""Approximate posteriors for a first look in seconds: Laplace at the mode, or pathfinder.
+"""Approximate posteriors for a first look: Laplace at the mode, or pathfinder.
 
 ``fit(..., method="laplace")`` draws from the warm start's Laplace approximation
 (:func:`bayeslaw.inference.warmstart.find_mode`: the mode and the inverse of the negative Hessian
