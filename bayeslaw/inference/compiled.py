@@ -361,7 +361,8 @@ def compile_model(model: Any, cold: Callable[[], bool] | None = None) -> Density
         if not in_child:
             warnings.warn("bayeslaw: numba's cache still lacks this model after the child "
                           "process compiled (a child importing another bayeslaw or "
-                          "PyTensor configuration?); compiling it in this process, whose draws "
+                          "PyTensor configuration, or a graph whose cache key depends on the "
+                          "process: see cache_keys); compiling it in this process, whose draws "
                           "may differ in the last bits from a run that loads it",
                           RuntimeWarning, stacklevel=3)
     logp, expand = (_cfunc(kind, *functions[kind]) for kind in ("logp", "expand"))

@@ -22,7 +22,9 @@ Graph layout (names used in the posterior):
 * ``loss``: the observed loss, dims ``(run, pos)``: one draw per run's curve;
 * the ``pm.Data`` containers: ``N_run``, ``T_m_run``, ``P_run``, ... (one value per run),
   ``D_log`` (``log(D / D_ref)`` per point), ``loss_obs``, ``mask`` (the padding) and, with
-  AR(1) or a walk, ``follows`` (1 where a point follows another of its run).
+  AR(1) or a walk, ``follows`` (1 where a point follows another of its run); each declared of
+  ``mask``'s runs (and positions), so that the graph, and its numba cache key, is the same in
+  every process (:meth:`LossModel._container`).
 
 The arithmetic is shared with the numpy side: effects on the link scale are
 :mod:`bayeslaw.model.arithmetic`'s; the noise model's scale, conditional terms, density and
