@@ -397,14 +397,15 @@ def run_cli(version: str, args: argparse.Namespace, method: str = "nuts",
             repeat: int = 1) -> dict[str, Any]:
     """Wall time of the README's main command on the bundled sweep (``--method``)."""
     pairs = load_pairs()
+    flags = ["--method", method] if method != "nuts" else []
     shown = ["python", "-m", "bayeslaw.cli", "fit", "bayeslaw/datasets/looped_sweep.csv",
-             "--out", "<tmp>"] + (["--method", method] if method != "nuts" else [])
+             "--out", "<tmp>", *flags]
     row: dict[str, Any] = {"section": "cli", "version": version, "pair": "cli@bundled",
                            "method": method, "repeat": repeat, "command": shlex.join(shown)}
     print(f"[{version}] {row['command']}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench_speed_cli_") as tmp:
         cmd = [sys.executable, "-m", "bayeslaw.cli", "fit", str(pairs.BUNDLED),
-               "--out", str(Path(tmp) / "out")] + shown[7:]
+               "--out", str(Path(tmp) / "out"), *flags]
         t0 = time.perf_counter()
         try:  # cwd = tmp: "python -m" puts the cwd first on sys.path
             proc = subprocess.run(cmd, cwd=tmp, env=version_env(version, args.cold_cache),
@@ -575,8 +576,9 @@ def cli_tables(rows: list[dict[str, Any]]) -> list[str]:
     if not rows:
         return []
     stages = ("compile_s", "warm_start_s", "sampling_s", "mode_s", "laplace_s", "pathfinder_s")
-    out = ["## CLI", "", f"`{rows[0]['command']}` (with `--method` where not nuts; runs "
-           "interleaved, methods within each repeat)", "",
+    out = ["## CLI", "", "`python -m bayeslaw.cli fit bayeslaw/datasets/looped_sweep.csv "
+           "--out <tmp>` (with `--method` where not nuts; runs interleaved, the methods' "
+           "order rotated by one each repeat)", "",
            "| version | method | repeat | wall s | " + " | ".join(stages) + " | exit | error |",
            "| --- | --- | --- | --- | " + " | ".join("---" for _ in stages) + " | --- | --- |"]
     out += [f"| {r['version']} | {r.get('method', 'nuts')} | {r.get('repeat', 1)} | "
@@ -667,7 +669,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--cli", action="store_true", help="time the README's bayeslaw fit")
     p.add_argument("--methods", default="nuts",
                    help="comma-separated --method values of the CLI section (nuts, laplace, "
-                        "pathfinder), timed one after another in each repeat")
+                        "pathfinder), timed one after another in each repeat, the order "
+                        "rotated by one each repeat")
     p.add_argument("--repeats", type=int, default=1, help="repeats of the CLI section")
     p.add_argument("--compile", action="store_true",
                    help="compile seconds of a first and a second process (pairs: --pairs)")
@@ -681,7 +684,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--table", help=argparse.SUPPRESS)
     p.add_argument("--points", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--compile-only", action="store_true", help=argparse.SUPPRESS)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = sorted(set(args.methods) - {"nuts", "laplace", "pathfinder"})
+    if unknown or not args.methods:
+        p.error(f"--methods: {', '.join(unknown) or 'none given'}; choose from nuts, laplace, "
+                "pathfinder")
+    if args.repeats < 1:
+        p.error(f"--repeats must be at least 1 (got {args.repeats})")
+    return args
 
 
 def run_sections(args: argparse.Namespace, rec: Recorder) -> None:
@@ -711,9 +722,11 @@ def run_sections(args: argparse.Namespace, rec: Recorder) -> None:
                 rec.add(run_child(version, SCALING_PAIR, seeds[0], args, section="scaling",
                                   table=SCALING_TABLES[args.scaling_scope], points=points))
     if do_cli:
+        methods = args.methods
         for repeat in range(1, args.repeats + 1):
+            shift = (repeat - 1) % len(methods)  # no method always first
             for version in versions:
-                for method in args.methods.split(","):
+                for method in methods[shift:] + methods[:shift]:
                     rec.add(run_cli(version, args, method, repeat))
 
 

@@ -79,8 +79,9 @@ def _add_fit_parser(sub: Any) -> None:
     p.add_argument("--method", choices=("nuts", "laplace", "pathfinder"), default="nuts",
                    help="nuts (default) samples the posterior; laplace draws from the "
                         "normal approximation at the mode for a first look; pathfinder "
-                        "(bayeslaw[approx]) took longer than nuts on the bundled sweep and "
-                        "missed it on every table measured (docs: Speed and convergence). "
+                        "(bayeslaw[approx]) took about as long as nuts through this command "
+                        "on the bundled sweep and missed it on every table measured (docs: "
+                        "Speed and convergence). "
                         "Both are labelled approximate; bayeslaw check refuses them")
     _add_data_args(p)
     _add_sampler_args(p)
