@@ -264,6 +264,25 @@ def formll(config: str) -> pd.DataFrame:
                          "C": rows["C"].astype(float)}).reset_index(drop=True)
 
 
+#: The schedules of the two tables a schedule law is fitted to, as bayeslaw's loaders add them
+#: (``MISFITTING_SCHEDULE`` and ``COLPRET_SCHEDULES["gpt3"]`` in ``bayeslaw/data/public.py``,
+#: which give their sources), written out so that this file needs pandas only.
+MISFITTING_SCHEDULE = {"schedule": "cosine", "warmup": 50.0 * 512 * 2048,
+                       "final_lr_ratio": 0.1, "batch_tokens": 512.0 * 2048}
+GPT3_SCHEDULE = {"schedule": "cosine", "warmup": 3.75e8, "decay_end": 2.6e11,
+                 "final_lr_ratio": 0.1}
+
+
+def misfitting_schedule() -> pd.DataFrame:
+    """The misfitting scope with the sweep's schedule (a cosine to 10%, each run's horizon)."""
+    return misfitting().drop(columns=["peak_lr", "model"]).assign(**MISFITTING_SCHEDULE)
+
+
+def colpret_gpt3_schedule() -> pd.DataFrame:
+    """GPT-3's validation curves with GPT-3's schedule (its one horizon, 3e11 tokens)."""
+    return colpret_gpt3().assign(**GPT3_SCHEDULE)
+
+
 def colpret_gpt3() -> pd.DataFrame:
     """GPT-3 validation curves (ColPret): repeated (run, D) read-offs averaged."""
     path = _shared("colpret", "colpret_gpt3_curves.csv")
@@ -302,6 +321,8 @@ TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     "misfitting_all": misfitting_all,
     "misfitting_1e9": misfitting_1e9,
     "colpret_gpt3": colpret_gpt3,
+    "misfitting_schedule": misfitting_schedule,
+    "colpret_gpt3_schedule": colpret_gpt3_schedule,
     "misfitting_curves": misfitting_curves,
     "colpret_curves": colpret_curves,
     "parscale": partial(parscale, PARSCALE_DATASET),
@@ -333,6 +354,12 @@ _PAIRS = (
     Pair("chinchilla@colpret_gpt3", "chinchilla", colpret_gpt3,
          "GPT-3 validation curves (ColPret), repeated read-offs averaged; one horizon (3e11) "
          "for every run, so not chinchilla_anneal (needs 2 horizons); no peak_lr"),
+    Pair("multi_power@misfitting_schedule", "multi_power", misfitting_schedule,
+         _MISFITTING.replace("horizon and peak_lr per run", "horizon per run") + "; the "
+         "sweep's schedule (cosine to 10% at each run's horizon, 50 warm-up steps)"),
+    Pair("multi_power@colpret_gpt3_schedule", "multi_power", colpret_gpt3_schedule,
+         "GPT-3 validation curves (ColPret), as chinchilla@colpret_gpt3, with GPT-3's "
+         "schedule (cosine to 10% over 260B tokens after a 375M-token warm-up)"),
     Pair("parallel_streams@parscale", "parallel_streams", TABLES["parscale"], _PARSCALE),
     Pair("parallel_streams_pooled@parscale", "parallel_streams_pooled",
          TABLES["parscale_both"], "ParScale final losses, both data sets (dataset column)"),

@@ -49,6 +49,72 @@ def drop_levels() -> np.ndarray:
     return np.arange(NODES + 1) / NODES
 
 
+#: The key of :class:`LevelPairs` in a law's covariates: the model's graph
+#: (:class:`bayeslaw.model.graph.LossModel`) evaluates :func:`annealing_sum` on them.
+PAIRS = "lr_level_pairs"
+
+
+@dataclass(frozen=True)
+class LevelPairs:
+    """The annealing sum's nonzero terms, one entry per observed point and level it reached.
+
+    The dense sum takes ``K + 1`` boundaries at every cell of a ``(runs, L)`` layout
+    (padded cells included), but at a point only the boundaries the drop has passed
+    (``w_j > 0``) after their node (``S_1 > S_1(j)``) add anything (:func:`level_pairs`).
+    Arrays of one length, numpy or symbolic: ``point`` (flat index into the layout of
+    ``shape``), ``run``, ``level`` (``j``), ``since`` (``S_1 - S_1(j)``, tokens, positive)
+    and ``weight`` (``w_j``).
+    """
+
+    point: Any
+    run: Any
+    level: Any
+    since: Any
+    weight: Any
+    shape: tuple[Any, Any]
+
+
+def level_weights(xp: Any, drop: Any) -> Any:
+    """Each boundary's weight ``w_j`` at drops ``delta`` (:func:`annealing_sum`), ``(..., K+1)``."""
+    k = len(NODE_COLUMNS) - 1
+    covered = k * xp.expand_dims(drop, -1) - np.arange(k + 1)
+    below = np.arange(k + 1) >= 1
+    return (xp.clip(covered, 0.0, 1.0) + below * xp.clip(covered + 1.0, 0.0, 1.0)) / (2 * k)
+
+
+def level_pairs(area: np.ndarray, drop: np.ndarray, nodes: np.ndarray,
+                mask: np.ndarray) -> dict[str, np.ndarray]:
+    """The arrays of :class:`LevelPairs` from a ``(runs, L)`` layout.
+
+    ``area`` and ``drop`` are the layout's ``lr_area`` and ``lr_drop``, ``nodes`` the runs'
+    node columns ``(runs, K + 1)``, ``mask`` 1 where a cell holds a point.
+    """
+    since = np.expand_dims(area, -1) - nodes[:, None, :]
+    weight = level_weights(np, drop)
+    keep = (weight > 0) & (since > 0) & (np.expand_dims(mask, -1) > 0)
+    run, pos, level = np.nonzero(keep)
+    return {"point": run * area.shape[1] + pos, "run": run, "level": level,
+            "since": since[keep], "weight": weight[keep]}
+
+
+def _sparse_sum(xp: Any, pairs: LevelPairs, theta: Mapping[str, Any],
+                ref: Mapping[str, float]) -> Any:
+    """:func:`annealing_sum` over :class:`LevelPairs` (PyTensor), 0 at cells without a point.
+
+    ``kappa eta_j^-omega / D_ref`` is taken once per level (and run, where ``kappa`` or
+    ``omega`` vary by run) and gathered; the terms are summed back per point by index.
+    """
+    log_eta = np.log(np.maximum(1.0 - drop_levels(), 0.5 / (len(NODE_COLUMNS) - 1)))
+    rate = theta["kappa"] * xp.exp(-theta["omega"] * log_eta) / ref["D"]
+    rate = rate[pairs.level] if rate.ndim == 1 else rate[pairs.run, pairs.level]
+    zeta = theta["zeta"]
+    zeta = zeta if zeta.ndim == 0 else zeta[pairs.run, 0]
+    term = pairs.weight * (1.0 - xp.exp(-zeta * xp.log1p(rate * pairs.since)))
+    rows, width = pairs.shape
+    total = xp.inc_subtensor(xp.zeros(rows * width)[pairs.point], term)
+    return theta["d"] * total.reshape((rows, width))
+
+
 def annealing_sum(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
                   ref: Mapping[str, float]) -> Any:
     r"""The multi-power law's loss drop ``LD``, summed over levels of the rate's drop.
@@ -65,14 +131,16 @@ def annealing_sum(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
     ``lr_node_jj``), at rate ``eta_j = 1 - j/K`` (at least ``1/2K``).  Its weight ``w_j`` is
     half the share of each adjacent level the drop ``delta`` so far has covered,
     ``c_j = clip(K delta - j, 0, 1) / K``: ``w_j = (c_j + c_{j-1}) / 2``; the partly covered
-    level ends at the current step, where ``G = 0``.
+    level ends at the current step, where ``G = 0``.  Given :class:`LevelPairs` under
+    :data:`PAIRS` (the model's graph), the sum is taken over those terms only, the same
+    value at every point (:func:`_sparse_sum`).
     """
+    if PAIRS in cov:
+        return _sparse_sum(xp, cov[PAIRS], theta, ref)
     k = len(NODE_COLUMNS) - 1
     node = xp.stack([cov[name] for name in NODE_COLUMNS], axis=-1)
     since = xp.maximum(xp.expand_dims(cov["lr_area"], -1) - node, 0.0) / ref["D"]
-    covered = k * xp.expand_dims(cov["lr_drop"], -1) - np.arange(k + 1)
-    below = np.arange(k + 1) >= 1
-    weight = (xp.clip(covered, 0.0, 1.0) + below * xp.clip(covered + 1.0, 0.0, 1.0)) / (2 * k)
+    weight = level_weights(xp, cov["lr_drop"])
     log_eta = np.log(np.maximum(1.0 - drop_levels(), 0.5 / k))
 
     def along(name: str) -> Any:

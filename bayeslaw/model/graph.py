@@ -43,6 +43,7 @@ from .. import constants as C
 from ..data.schedules import POINT_COLUMNS
 from ..data.table import LossData
 from ..errors import SpecError
+from ..laws.multi_power import NODE_COLUMNS, PAIRS, LevelPairs, level_pairs
 from .arithmetic import correlation_cholesky, link_of, link_value, mvn_chol_logp, vine_shapes
 from .noise import conditional_terms, curve_random, density_terms, noise_scale, walk_variance
 from .plan import Plan, groups_of, level_dim, level_order, order_name
@@ -121,6 +122,8 @@ class LossModel:
         self._point_covariates = tuple(c for c in law.covariates if c in POINT_COLUMNS)
         self._run_covariates = tuple(c for c in law.covariates
                                      if c != C.D and c not in POINT_COLUMNS)
+        #: the annealing sum is taken over its nonzero terms (:class:`LevelPairs`)
+        self._pairs = NODE_COLUMNS[0] in law.covariates
         table = plan.like.run_table()
         self._built_run_values = {c: table[c].to_numpy(dtype=float) for c in
                                   (*self._run_covariates, *self._point_covariates)}
@@ -212,6 +215,11 @@ class LossModel:
             vals[cov_data_name(C.D)] = along(np.log(data.values(C.D) / self._D_ref))
         for c in self._point_covariates:  # (a forward area of 0 would be a power of 0)
             vals[cov_data_name(c)] = along(data.values(c), self._built_run_values[c])
+        if self._pairs:
+            nodes = np.stack([vals[cov_data_name(c)] for c in NODE_COLUMNS], axis=-1)
+            pairs = level_pairs(vals[cov_data_name(C.LR_AREA)], vals[cov_data_name(C.LR_DROP)],
+                                nodes, mask)
+            vals.update({f"pair_{k}": v for k, v in pairs.items()})
         if self.spec.likelihood.ar1 is not None or self.spec.likelihood.walk is not None:
             follows = mask.copy()
             follows[:, 0] = 0.0
@@ -275,6 +283,12 @@ class LossModel:
             for c in self._run_covariates}
         for c in self._point_covariates:
             cov[c] = self._container(pm, pt, cov_data_name(c), values, ("run", "pos"))
+        if self._pairs:  # one length for all, as the mask's (see _build)
+            point = pm.Data("pair_point", values["pair_point"])
+            box = {k: pt.specify_shape(pm.Data(f"pair_{k}", values[f"pair_{k}"]),
+                                       (point.shape[0],))
+                   for k in ("run", "level", "since", "weight")}
+            cov[PAIRS] = LevelPairs(point=point, shape=self._shape, **box)
         if not self._uses_D:
             return cov, None
         log_d = self._container(pm, pt, cov_data_name(C.D), values, ("run", "pos"))

@@ -149,7 +149,7 @@ import numpy as np
 import bayeslaw as bl
 from bayeslaw.inference.compiled import cache_keys
 from bayeslaw.inference.modelcache import get_model
-from bayeslaw.simulate import design
+from bayeslaw.simulate import design, schedule_sweep
 
 sweep = bl.load(design((1e8, 3e8, 1e9), (2, 4, 8), np.geomspace(3e7, 2e10, 8)).assign(loss=3.0))
 keys = {"default": cache_keys(get_model(bl.load_spec(), bl.load(bl.bundled_path())).model)}
@@ -167,6 +167,10 @@ d = bl.load_spec().to_dict()  # a walk with the default spec's group effects and
 for name in ("walk", "walk_start"):
     d["likelihood"][name] = {"dist": "LogNormal", "mu": -3.5, "sigma": 0.5}
 keys["walk+effects"] = cache_keys(get_model(bl.ModelSpec.from_dict(d), sweep).model)
+scheduled = bl.load(schedule_sweep(points=6, N=(1e8, 3e8, 1e9), horizons=(2e9,))[0])
+d = bl.load_spec("multi_power").to_dict()  # the annealing sum's terms: containers of their
+d["likelihood"]["ar1"] = {"dist": "Uniform", "lower": -0.9, "upper": 0.9}  # own length
+keys["multi_power+ar1"] = cache_keys(get_model(bl.ModelSpec.from_dict(d), scheduled).model)
 print(json.dumps(keys))
 """
 
@@ -190,7 +194,7 @@ def test_every_process_gets_the_same_cache_keys(tmp_path):
                              env={**os.environ, "PYTHONHASHSEED": seed})
         assert run.returncode == 0, run.stderr[-2000:]
         runs.append(json.loads(run.stdout.strip().splitlines()[-1]))
-    assert set(runs[0]) == {"default", "walk", "ar1", "walk+effects"}
+    assert set(runs[0]) == {"default", "walk", "ar1", "walk+effects", "multi_power+ar1"}
     for name, keys in runs[0].items():
         assert set(keys) == {"logp", "expand"} and None not in keys.values(), (name, keys)
     assert runs[0] == runs[1]

@@ -1,0 +1,68 @@
+"""The multi-power law's annealing sum over its nonzero terms, as the model's graph takes it,
+equals the dense sum over every level at every point (issue 34, item 6).
+
+The graph hands :func:`bayeslaw.laws.multi_power.annealing_sum` the sparse layout
+(:class:`~bayeslaw.laws.multi_power.LevelPairs`, built by ``LossModel.data_values``); numpy
+callers (forecasts) take the dense sum. Both are compared here on a simulated sweep with a
+schedule of every kind, on a row subset whose runs are uneven (padded cells) and one run
+without rows, with the sum's parameters scalar or one value per run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor.tensor as pt
+import pytest
+
+import bayeslaw as bl
+from bayeslaw.laws.multi_power import NODE_COLUMNS, PAIRS, LevelPairs, annealing_sum
+from bayeslaw.model.graph import LossModel, cov_data_name
+from bayeslaw.model.plan import make_plan
+from bayeslaw.simulate import schedule_sweep
+
+REF = {"N": 1e8, "D": 1e9}
+
+
+@pytest.fixture(scope="module")
+def layout():
+    """The padded containers of a row subset: uneven runs, the last run without rows."""
+    frame, _ = schedule_sweep(points=8, N=(1e8, 3e8, 1e9), horizons=(2e9,), law="multi_power",
+                              seed=3)
+    data = bl.load(frame)
+    runs = data.frame["run"].to_numpy()
+    rng = np.random.default_rng(0)
+    keep = (rng.random(len(runs)) < 0.7) & (runs != runs[-1])
+    model = LossModel(make_plan(bl.load_spec("multi_power"), data))
+    values = model.data_values(data.select(keep, "a test's subset"))
+    assert (values["mask"] == 0).any() and (values["mask"].sum(axis=1) == 0).any()
+    return values
+
+
+def _theta(shape: tuple[int, int] | None, varied: tuple[str, ...], seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    centre = {"d": 0.1, "kappa": 10.0, "zeta": 0.5, "omega": 0.5}
+    return {k: (v * np.exp(rng.normal(0.0, 0.5, (shape[0], 1))) if k in varied else v)
+            for k, v in centre.items()}
+
+
+@pytest.mark.parametrize("varied", [(), ("kappa",), ("omega", "zeta"),
+                                    ("d", "kappa", "zeta", "omega")])
+def test_the_sparse_sum_equals_the_dense_sum_at_every_point(layout, varied):
+    mask = layout["mask"]
+    theta = _theta(mask.shape, varied, seed=len(varied))
+    dense = annealing_sum(np, {
+        "lr_area": layout[cov_data_name("lr_area")],
+        "lr_drop": layout[cov_data_name("lr_drop")],
+        **{c: layout[cov_data_name(c)][:, None] for c in NODE_COLUMNS}}, theta, REF)
+    pairs = LevelPairs(shape=mask.shape, **{
+        k: pt.as_tensor(layout[f"pair_{k}"]) for k in ("point", "run", "level", "since",
+                                                       "weight")})
+    sparse = annealing_sum(pt, {PAIRS: pairs}, {k: pt.as_tensor(v) for k, v in theta.items()},
+                           REF).eval()
+    observed = mask > 0
+    assert (dense[observed] > 0).mean() > 0.5  # most points have passed a level (not constant)
+    np.testing.assert_allclose(sparse[observed], dense[observed], rtol=1e-12, atol=0)
+    assert not sparse[~observed].any()  # padded cells take nothing
+    # fewer terms than the dense sum's (cells x levels), and none of them zero
+    assert 0 < len(layout["pair_point"]) < mask.size * len(NODE_COLUMNS)
+    assert (layout["pair_since"] > 0).all() and (layout["pair_weight"] > 0).all()
