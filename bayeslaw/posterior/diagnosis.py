@@ -17,7 +17,9 @@ When a NUTS fit fails a threshold, :func:`diagnose_failure` says
   ``[sampler]``) for chains that never left their start (most transitions divergent), a
   funnel's centering switch (``centered`` in its ``[[effects]]`` entry, ``sigma_centered`` in
   ``[likelihood]``), a tighter prior on a named parameter, ``slope_split`` (a ridge within a
-  floor, a coefficient and its exponent), ``low_rank`` or ``tune`` in ``[sampler]``.  A
+  floor, a coefficient and its exponent), a term's reference inside the data (``[reference]``,
+  where a coefficient and its exponent rise together), ``low_rank`` or ``tune`` in
+  ``[sampler]``.  A
   funnel is a group sd whose divergent draws sit at its small values or, as nutpie often
   shows one (few divergences, poor mixing), the group sd that mixes worst.
 
@@ -197,6 +199,27 @@ def _funnel_remedy(name: str, names: set[str], why: str) -> str | None:
     return None
 
 
+def _reference_remedy(ridge: list[tuple[str, str, float]]) -> str | None:
+    """A coefficient and its exponent that rise together: the term's reference lies below the data.
+
+    For a term ``a (x / x_ref)^-alpha`` fitted where every ``x`` exceeds ``x_ref``, the term's
+    value there is ``log a - alpha log(x / x_ref)``, which holds with ``a`` and ``alpha``
+    rising together: a positive rank correlation (the ridge of a power term whose reference
+    sits among its data, a floor trading with the curvature, is negative).  ``a`` is then an
+    extrapolation, and ``slope_split``, which samples the level and the slope at the
+    reference, does not help (GPT-3's curves under ``multi_power``, D_ref 10-300x below the
+    data: ``benchmarks/results/converge_multi_power_2026-12-05/``).
+    """
+    for a, b, rho in ridge:
+        for _, coef, exponent in SLOPE_TRIPLES:
+            if {a, b} == {coef, exponent} and rho > 0:
+                return (f"{coef} and {exponent} rise together (rank correlation {rho:+.2f}): "
+                        f"the data lie above the reference point of {coef}'s term, so {coef} "
+                        "is an extrapolation; set that term's reference in [reference] inside "
+                        f"the data's range (and {coef}'s prior for the term there)")
+    return None
+
+
 def _slope_remedy(ridge: list[tuple[str, str]], scalars: set[str], settings: Any
                   ) -> str | None:
     """``sampler.slope_split`` for a ridge within a floor, a coefficient and its exponent.
@@ -251,9 +274,13 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
         if remedy is not None:
             seen.add(name)
             out.append(remedy)
-    ridge = [(a, b) for a, b, _ in correlations if a in scalars and b in scalars]
+    signed = [(a, b, rho) for a, b, rho in correlations if a in scalars and b in scalars]
+    ridge = [(a, b) for a, b, _ in signed]
+    reference = _reference_remedy(signed)
     split = _slope_remedy(ridge, scalars, settings)
-    if split is not None:
+    if reference is not None:
+        out.append(reference)
+    elif split is not None:
         out.append(split)
     elif ridge:
         a, b = ridge[0]

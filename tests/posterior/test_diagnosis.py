@@ -174,6 +174,27 @@ def test_a_ridge_within_a_power_term_gets_the_slope_split():
     assert "slope_split" not in str(other) and "set low_rank = true" in str(other)
 
 
+def test_a_coefficient_rising_with_its_exponent_gets_a_reference_inside_the_data():
+    """b and beta rising together (data above the term's reference, as GPT-3's curves under
+    multi_power's D_ref): the remedy is a reference inside the data, not the slope split,
+    which samples at the same reference; the usual negative ridge still gets the split."""
+    rng = np.random.default_rng(5)
+    shape = (4, 500)
+    beta = rng.lognormal(-1.0, 0.3, shape)
+    base = {"E": rng.lognormal(0.7, 0.2, shape), "beta": beta}
+    # log b = log(value at x = 100 x_ref) + beta log(100): b and beta rise together
+    above = {**base, "b": np.exp(-2.0 + beta * np.log(100.0) + rng.normal(0, 0.01, shape))}
+    ids = az.from_dict(posterior=above)
+    why = diagnose_failure(ids, az.rhat(ids), az.ess(ids), settings=SamplerSettings())
+    assert ("b and beta rise together (rank correlation +1.00): the data lie above the "
+            "reference point of b's term") in str(why)
+    assert "[reference]" in str(why) and "slope_split" not in str(why)
+    below = {**base, "b": np.exp(-2.0 - beta * np.log(100.0) + rng.normal(0, 0.01, shape))}
+    ids = az.from_dict(posterior=below)  # falling together: not this case
+    other = diagnose_failure(ids, az.rhat(ids), az.ess(ids), settings=SamplerSettings())
+    assert "[reference]" not in str(other) and "slope_split" in str(other)
+
+
 def test_split_vectors_and_non_centered_deviations_are_derived():
     # in a step-law prefix fit the diagnosis listed sigma_log_dev[r] ~ sigma_z[r] +1.00 and two
     # levels of a non-centered b_by_N (sd times z) as its strongest correlations, not E ~ a

@@ -14,8 +14,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import bayeslaw as bl  # noqa: E402
 import pairs  # noqa: E402
+
+import bayeslaw as bl  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--seed", type=int, required=True)
