@@ -202,10 +202,12 @@ def _funnel_remedy(name: str, names: set[str], why: str) -> str | None:
 def _reference_remedy(ridge: list[tuple[str, str, float]]) -> str | None:
     """A coefficient and its exponent that rise together: the term's reference lies below the data.
 
-    For a term ``a (x / x_ref)^-alpha`` fitted where every ``x`` exceeds ``x_ref``, the term's
-    value there is ``log a - alpha log(x / x_ref)``, which holds with ``a`` and ``alpha``
-    rising together: a positive rank correlation (the ridge of a power term whose reference
-    sits among its data, a floor trading with the curvature, is negative).  ``a`` is then an
+    For a term ``a (x / x_ref)^-alpha`` the data pin its log value near the centre of their
+    ``x``, ``log a - alpha log(x_c / x_ref)``; with ``x_c`` above ``x_ref`` that holds with
+    ``a`` and ``alpha`` rising together: a positive rank correlation (the ridge of a power
+    term whose reference sits at its data's centre, a floor trading with the curvature, is
+    negative).  A reference above the data's centre gives a negative correlation, which this
+    rule cannot tell from that ridge, so it is left to ``slope_split``.  ``a`` is then an
     extrapolation, and ``slope_split``, which samples the level and the slope at the
     reference, does not help (GPT-3's curves under ``multi_power``, D_ref 10-300x below the
     data: ``benchmarks/results/converge_multi_power_2026-12-05/``).
@@ -214,9 +216,12 @@ def _reference_remedy(ridge: list[tuple[str, str, float]]) -> str | None:
         for _, coef, exponent in SLOPE_TRIPLES:
             if {a, b} == {coef, exponent} and rho > 0:
                 return (f"{coef} and {exponent} rise together (rank correlation {rho:+.2f}): "
-                        f"the data lie above the reference point of {coef}'s term, so {coef} "
-                        "is an extrapolation; set that term's reference in [reference] inside "
-                        f"the data's range (and {coef}'s prior for the term there)")
+                        f"the reference point of {coef}'s term lies below where the data pin "
+                        f"the term, so {coef} is an extrapolation and slope_split, which "
+                        "samples at that reference, does not help; set the term's reference in "
+                        "[reference] inside the data's range, restating every prior given "
+                        f"relative to it ({coef}'s; under multi_power also kappa's, a rate per "
+                        "D_ref)")
     return None
 
 

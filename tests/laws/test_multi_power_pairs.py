@@ -1,5 +1,5 @@
 """The multi-power law's annealing sum over its nonzero terms, as the model's graph takes it,
-equals the dense sum over every level at every point (issue 34, item 6).
+equals the dense sum over every level at every point, with its gradient (issue 34, item 6).
 
 The graph hands :func:`bayeslaw.laws.multi_power.annealing_sum` the sparse layout
 (:class:`~bayeslaw.laws.multi_power.LevelPairs`, built by ``LossModel.data_values``); numpy
@@ -66,3 +66,40 @@ def test_the_sparse_sum_equals_the_dense_sum_at_every_point(layout, varied):
     # fewer terms than the dense sum's (cells x levels), and none of them zero
     assert 0 < len(layout["pair_point"]) < mask.size * len(NODE_COLUMNS)
     assert (layout["pair_since"] > 0).all() and (layout["pair_weight"] > 0).all()
+
+
+def test_in_numba_the_sparse_sum_and_its_gradient_equal_the_dense_ones(layout):
+    """What nutpie runs: both sums compiled in NUMBA mode with ``kappa`` and ``zeta`` per run
+    (the gathers by run and level), their values and gradients in every parameter; then
+    the same compiled function on a layout with no terms at all (a constant schedule)."""
+    import pytensor
+
+    mask = layout["mask"]
+    runs = mask.shape[0]
+    sym = {"d": pt.dscalar("d"), "omega": pt.dscalar("omega"),
+           "kappa": pt.tensor("kappa", shape=(None, 1)), "zeta": pt.tensor("zeta", shape=(None, 1))}
+    dense_cov = {"lr_area": pt.as_tensor(layout[cov_data_name("lr_area")]),
+                 "lr_drop": pt.as_tensor(layout[cov_data_name("lr_drop")]),
+                 **{c: pt.as_tensor(layout[cov_data_name(c)][:, None]) for c in NODE_COLUMNS}}
+    boxes = {k: pytensor.shared(layout[f"pair_{k}"], name=f"pair_{k}")
+             for k in ("point", "run", "level", "since", "weight")}
+    pairs = LevelPairs(shape=mask.shape, **boxes)
+    # a weighted sum over the observed cells, so every cell's gradient counts
+    weights = pt.as_tensor(np.where(mask > 0, np.random.default_rng(1).random(mask.shape), 0.0))
+    totals = [pt.sum(weights * annealing_sum(pt, cov, sym, REF)) for cov in (dense_cov,
+                                                                            {PAIRS: pairs})]
+    inputs = list(sym.values())
+    outputs = [t for total in totals for t in (total, *pytensor.grad(total, inputs))]
+    f = pytensor.function(inputs, outputs, mode="NUMBA")
+    theta = _theta(mask.shape, ("kappa", "zeta"), seed=7)
+    args = [np.asarray(theta[k], float) for k in sym]
+    assert args[2].shape == (runs, 1)
+    out = f(*args)
+    dense, sparse = out[:5], out[5:]
+    assert dense[0] > 0 and all(np.any(g != 0) for g in dense[1:])
+    for a, b in zip(dense, sparse, strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-14)
+    for box in boxes.values():  # no point past any level: every term gone
+        box.set_value(box.get_value()[:0])
+    empty = f(*args)[5:]
+    assert all(not np.any(v) for v in empty)
