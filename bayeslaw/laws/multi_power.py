@@ -74,6 +74,11 @@ class LevelPairs:
     shape: tuple[Any, Any]
 
 
+def _log_rates() -> np.ndarray:
+    """``log eta_j`` at each boundary, ``eta_j = 1 - j/K`` floored at ``1/2K``."""
+    return np.log(np.maximum(1.0 - drop_levels(), 0.5 / (len(NODE_COLUMNS) - 1)))
+
+
 def level_weights(xp: Any, drop: Any) -> Any:
     """Each boundary's weight ``w_j`` at drops ``delta`` (:func:`annealing_sum`), ``(..., K+1)``."""
     k = len(NODE_COLUMNS) - 1
@@ -104,8 +109,7 @@ def _sparse_sum(xp: Any, pairs: LevelPairs, theta: Mapping[str, Any],
     ``kappa eta_j^-omega / D_ref`` is taken once per level (and run, where ``kappa`` or
     ``omega`` vary by run) and gathered; the terms are summed back per point by index.
     """
-    log_eta = np.log(np.maximum(1.0 - drop_levels(), 0.5 / (len(NODE_COLUMNS) - 1)))
-    rate = theta["kappa"] * xp.exp(-theta["omega"] * log_eta) / ref["D"]
+    rate = theta["kappa"] * xp.exp(-theta["omega"] * _log_rates()) / ref["D"]
     rate = rate[pairs.level] if rate.ndim == 1 else rate[pairs.run, pairs.level]
     zeta = theta["zeta"]
     zeta = zeta if zeta.ndim == 0 else zeta[pairs.run, 0]
@@ -137,11 +141,10 @@ def annealing_sum(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any],
     """
     if PAIRS in cov:
         return _sparse_sum(xp, cov[PAIRS], theta, ref)
-    k = len(NODE_COLUMNS) - 1
     node = xp.stack([cov[name] for name in NODE_COLUMNS], axis=-1)
     since = xp.maximum(xp.expand_dims(cov["lr_area"], -1) - node, 0.0) / ref["D"]
     weight = level_weights(xp, cov["lr_drop"])
-    log_eta = np.log(np.maximum(1.0 - drop_levels(), 0.5 / k))
+    log_eta = _log_rates()
 
     def along(name: str) -> Any:
         return xp.expand_dims(theta[name], -1)

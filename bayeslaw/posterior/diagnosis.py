@@ -206,11 +206,11 @@ def _reference_remedy(ridge: list[tuple[str, str, float]]) -> str | None:
     ``x``, ``log a - alpha log(x_c / x_ref)``; with ``x_c`` above ``x_ref`` that holds with
     ``a`` and ``alpha`` rising together: a positive rank correlation (the ridge of a power
     term whose reference sits at its data's centre, a floor trading with the curvature, is
-    negative).  A reference above the data's centre gives a negative correlation, which this
-    rule cannot tell from that ridge, so it is left to ``slope_split``.  ``a`` is then an
-    extrapolation, and ``slope_split``, which samples the level and the slope at the
-    reference, does not help (GPT-3's curves under ``multi_power``, D_ref 10-300x below the
-    data: ``benchmarks/results/converge_multi_power_2026-12-05/``).
+    negative).  ``a`` is then an extrapolation, and ``slope_split``, which samples the level
+    and the slope at the reference, does not help (GPT-3's curves under ``multi_power``,
+    D_ref 10-300x below the data: ``benchmarks/results/converge_multi_power_2026-12-05/``).
+    A reference above the data's centre gives a negative correlation, which this rule cannot
+    tell from that ridge, so it is left to ``slope_split``.
     """
     for a, b, rho in ridge:
         for _, coef, exponent in SLOPE_TRIPLES:
@@ -281,11 +281,8 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
             out.append(remedy)
     signed = [(a, b, rho) for a, b, rho in correlations if a in scalars and b in scalars]
     ridge = [(a, b) for a, b, _ in signed]
-    reference = _reference_remedy(signed)
-    split = _slope_remedy(ridge, scalars, settings)
-    if reference is not None:
-        out.append(reference)
-    elif split is not None:
+    split = _reference_remedy(signed) or _slope_remedy(ridge, scalars, settings)
+    if split is not None:
         out.append(split)
     elif ridge:
         a, b = ridge[0]
