@@ -49,6 +49,16 @@ versions, with the fit's own stage seconds (its ``bayeslaw fit: compile ...`` li
 ``--methods nuts,laplace --repeats 3`` times each method in turn in every repeat and prints
 each method's median wall over the NUTS command's (issue 34's first look: at most 0.25).
 
+``--targets`` (issue 34's table in one run; use with ``--old 23aba32``): for each version,
+the README's command (``bayeslaw fit`` on the bundled sweep, the install not included) with an
+empty compile cache, then again with that cache warm, then ``--method nuts,laplace,pathfinder``
+once each untimed (their functions compiled) and ``--repeats`` times each timed, interleaved;
+every CLI run in a wrapper that times ``write_fit_outputs`` (figures and files);
+then each version's own ``benchmarks/bench_schedule_gradient.py`` (``multi_power``'s density +
+gradient against ``chinchilla``'s on every checkpoint of misfitting; ``../shared/data`` beside
+the worktree needed).  The last table judges each row against the issue's target; the suite's
+600 s is read from ``--suite-file`` (a fresh clone's ``.ci/run``, measured apart), if given.
+
 Rows go to ``benchmarks/results/speed_<date>[_<tag>].csv`` (rewritten atomically after every
 child), the tables to the ``.md`` beside it with the command line at the top.  A child that
 fails (a spec or table the old code does not support) becomes a row with an ``error``.
@@ -393,31 +403,201 @@ def _stages(stderr: str) -> dict[str, float]:
     return {f"{name.replace(' ', '_')}_s": float(value) for name, value in found}
 
 
+OUTPUTS_MARK = "BENCH_OUTPUTS_S "
+
+
+def cli_child(argv: list[str]) -> int:
+    """``--cli-child ARGS``: ``bayeslaw.cli.main(ARGS)`` with ``write_fit_outputs`` timed.
+
+    The figures and files of ``bayeslaw fit`` (``bayeslaw.report.folders`` now,
+    ``bayeslaw.outputs`` in the flat layout); their seconds go to stderr after
+    :data:`OUTPUTS_MARK`.
+    """
+    import importlib
+
+    for name in ("bayeslaw.report.folders", "bayeslaw.outputs"):
+        try:
+            module = importlib.import_module(name)
+            break
+        except ImportError:
+            continue
+    else:
+        raise SystemExit("neither bayeslaw.report.folders nor bayeslaw.outputs imports")
+    original = module.write_fit_outputs
+
+    def timed(*a: Any, **k: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return original(*a, **k)
+        finally:
+            print(f"{OUTPUTS_MARK}{time.perf_counter() - t0:.3f}", file=sys.stderr, flush=True)
+
+    module.write_fit_outputs = timed
+    from bayeslaw.cli import main as cli_main
+
+    return int(cli_main(argv) or 0)
+
+
 def run_cli(version: str, args: argparse.Namespace, method: str = "nuts",
-            repeat: int = 1) -> dict[str, Any]:
+            repeat: int = 1, *, cache: Path | None = None, label: str = "cli",
+            wrapped: bool = False) -> dict[str, Any]:
     """Wall time of the README's main command on the bundled sweep (``--method``)."""
     pairs = load_pairs()
     flags = ["--method", method] if method != "nuts" else []
     shown = ["python", "-m", "bayeslaw.cli", "fit", "bayeslaw/datasets/looped_sweep.csv",
              "--out", "<tmp>", *flags]
-    row: dict[str, Any] = {"section": "cli", "version": version, "pair": "cli@bundled",
+    row: dict[str, Any] = {"section": label, "version": version, "pair": "cli@bundled",
                            "method": method, "repeat": repeat, "command": shlex.join(shown)}
     print(f"[{version}] {row['command']}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench_speed_cli_") as tmp:
-        cmd = [sys.executable, "-m", "bayeslaw.cli", "fit", str(pairs.BUNDLED),
-               "--out", str(Path(tmp) / "out"), *flags]
+        cli = ([str(Path(__file__).resolve()), "--cli-child"] if wrapped
+               else ["-m", "bayeslaw.cli"])
+        cmd = [sys.executable, *cli, "fit", str(pairs.BUNDLED), "--out",
+               str(Path(tmp) / "out"), *flags]
         t0 = time.perf_counter()
         try:  # cwd = tmp: "python -m" puts the cwd first on sys.path
-            proc = subprocess.run(cmd, cwd=tmp, env=version_env(version, args.cold_cache),
+            proc = subprocess.run(cmd, cwd=tmp, env=version_env(version, args.cold_cache,
+                                                                  cache),
                                   capture_output=True, text=True, timeout=args.timeout)
         except subprocess.TimeoutExpired:
             return {**row, "error": f"timed out after {args.timeout} s"}
         row.update(wall_s=time.perf_counter() - t0, rc=proc.returncode)
     row.update(_stages(proc.stderr))
+    outputs = [ln[len(OUTPUTS_MARK):] for ln in proc.stderr.splitlines()
+               if ln.startswith(OUTPUTS_MARK)]
+    if outputs:
+        row["outputs_s"] = float(outputs[-1])
     if proc.returncode != 0:
         row["error"] = " / ".join(proc.stderr.strip().splitlines()[-5:])[:500]
     print(f"   wall {row['wall_s']:.1f} s, exit {proc.returncode}", flush=True)
     return row
+
+
+def run_gradient(version: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The version's own ``bench_schedule_gradient.py``: ``multi_power`` over ``chinchilla``."""
+    root = OLD_ROOT if version == "old" else ROOT
+    cmd = [sys.executable, str(root / "benchmarks" / "bench_schedule_gradient.py")]
+    row: dict[str, Any] = {"section": "gradient", "version": version,
+                           "pair": "multi_power@misfitting_schedule",
+                           "command": "python benchmarks/bench_schedule_gradient.py"}
+    print(f"[{version}] {row['command']}", flush=True)
+    try:
+        proc = subprocess.run(cmd, cwd=root, env=version_env(version, False),
+                              capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {**row, "error": f"timed out after {args.timeout} s"}
+    for law in ("chinchilla", "multi_power"):
+        found = re.findall(rf"^\| {law} \| ([0-9.]+) \| ([0-9.]+) \|$", proc.stdout, re.M)
+        if found:
+            row[f"{law}_us"] = float(found[-1][0])
+    if proc.returncode != 0 or "multi_power_us" not in row:
+        row["error"] = " / ".join(proc.stderr.strip().splitlines()[-5:])[:500]
+    print("   " + (f"error: {row['error']}" if row.get("error") else
+                   f"multi_power {row['multi_power_us']:.0f} us, chinchilla "
+                   f"{row['chinchilla_us']:.0f} us"), flush=True)
+    return row
+
+
+def run_targets(args: argparse.Namespace, rec: Recorder, versions: list[str]) -> None:
+    """``--targets``: issue 34's measurements, every version in turn (see the docstring)."""
+    methods = ("nuts", "laplace", "pathfinder")
+    caches = {v: Path(tempfile.mkdtemp(prefix=f"bench_speed_targets_{v}_")) for v in versions}
+    for version in versions:  # the same empty folder: cold first, then warm
+        rec.add(run_cli(version, args, cache=caches[version], label="cold", wrapped=True))
+        rec.add(run_cli(version, args, cache=caches[version], label="warm", wrapped=True))
+        for method in methods[1:]:  # their own functions compiled once, untimed
+            rec.add(run_cli(version, args, method, cache=caches[version], label="warm-up",
+                            wrapped=True))
+    for repeat in range(1, args.repeats + 1):
+        shift = (repeat - 1) % len(methods)
+        for version in versions:
+            for method in methods[shift:] + methods[:shift]:
+                rec.add(run_cli(version, args, method, repeat, cache=caches[version],
+                                label="method", wrapped=True))
+    for version in versions:
+        rec.add(run_gradient(version, args))
+
+
+def suite_seconds(path: str | None) -> tuple[float | None, str]:
+    """The first ``NNN s`` after "pytest" in ``--suite-file`` (a measured ``.ci/run``)."""
+    if not path:
+        return None, "not measured in this run (no --suite-file)"
+    text = Path(path).read_text(encoding="utf-8")
+    found = re.search(r"pytest[^0-9]{0,40}([0-9][0-9,]*(?:\.[0-9]+)?) s", text)
+    if not found:
+        raise SystemExit(f"--suite-file {path}: no 'pytest ... NNN s' in it")
+    return float(found.group(1).replace(",", "")), f"from {path}"
+
+
+def targets_tables(rows: list[dict[str, Any]], suite_file: str | None = None) -> list[str]:
+    """Issue 34's rows: old and new side by side, each judged against its target."""
+    mine = [r for r in rows if r["section"] in ("cold", "warm", "warm-up", "method",
+                                                 "gradient")]
+    if not mine:
+        return []
+    stages = ("compile_s", "warm_start_s", "sampling_s", "laplace_s", "pathfinder_s",
+              "outputs_s")
+    out = ["## Issue 34's targets", "",
+           "Every CLI row: `python -m bayeslaw.cli fit bayeslaw/datasets/looped_sweep.csv --out "
+           "<tmp>` (`--method` where not nuts) through the `--cli-child` wrapper, which times "
+           "`write_fit_outputs` (outputs_s); the install is not included.", "",
+           "| kind | version | method | repeat | wall s | " + " | ".join(stages)
+           + " | exit | error |",
+           "| --- | --- | --- | --- | --- | " + " | ".join("---" for _ in stages)
+           + " | --- | --- |"]
+    out += [f"| {r['section']} | {r['version']} | {r.get('method', '-')} | "
+            f"{r.get('repeat', '-')} | {fmt(r.get('wall_s'), '.1f')} | "
+            + " | ".join(fmt(r.get(k), ".2f") for k in stages)
+            + f" | {r.get('rc', '-')} | {r.get('error', '')} |"
+            for r in mine if r["section"] != "gradient"]
+    grads = [r for r in mine if r["section"] == "gradient"]
+    if grads:
+        out += ["", "| gradient | version | multi_power us | chinchilla us | ratio | error |",
+                "| --- | --- | --- | --- | --- | --- |"]
+        out += [f"| misfitting, every checkpoint | {r['version']} | "
+                f"{fmt(r.get('multi_power_us'), '.0f')} | {fmt(r.get('chinchilla_us'), '.0f')}"
+                f" | {fmt(_ratio(r.get('multi_power_us'), r.get('chinchilla_us')), '.2f')} | "
+                f"{r.get('error', '')} |" for r in grads]
+
+    def value(version: str, key: str, section: str, method: str = "nuts") -> float | None:
+        vals = [r[key] for r in mine if r["version"] == version and r["section"] == section
+                and r.get("method", "nuts") == method and _ok(r) and key in r]
+        return float(np.median(vals)) if vals else None
+
+    def per(version: str) -> dict[str, float | None]:
+        nuts = value(version, "wall_s", "method")
+        grad = next((r for r in grads if r["version"] == version and _ok(r)), {})
+        return {
+            "cold": value(version, "wall_s", "cold"),
+            "warm": value(version, "wall_s", "warm"),
+            "outputs": value(version, "outputs_s", "method"),
+            "laplace": _ratio(value(version, "wall_s", "method", "laplace"), nuts),
+            "pathfinder": _ratio(value(version, "wall_s", "method", "pathfinder"), nuts),
+            "gradient": _ratio(grad.get("multi_power_us"), grad.get("chinchilla_us"))}
+
+    have = {v: per(v) for v in ("old", "new") if any(r["version"] == v for r in mine)}
+    suite, source = suite_seconds(suite_file)
+    judged = (("README's fit, compile cache empty (s)", "cold", 30.0),
+              ("README's fit, compile cache warm (s)", "warm", 10.0),
+              ("figures and outputs, median of the nuts repeats (s)", "outputs", 2.0),
+              ("Laplace wall / NUTS wall (medians)", "laplace", 0.25),
+              ("pathfinder wall / NUTS wall (medians)", "pathfinder", 1.0),
+              ("multi_power / chinchilla per density + gradient", "gradient", 2.0))
+    out += ["", "| row | old | new | new / old | target (new) | met |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for label, key, target in judged:
+        old, new = (have.get(v, {}).get(key) for v in ("old", "new"))
+        met = "-" if new is None else ("yes" if new <= target else "NO")
+        out.append(f"| {label} | {fmt(old, '.2f')} | {fmt(new, '.2f')} | "
+                   f"{fmt(_ratio(new, old), '.2f')} | <= {target:g} | {met} |")
+    out.append(f"| `.ci/run` on a fresh clone, pytest (s): {source} | - | {fmt(suite, '.0f')} "
+               f"| - | <= 600 | {'-' if suite is None else 'yes' if suite <= 600 else 'NO'} |")
+    return out
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    """``num / den``, or None where either is missing."""
+    return None if num is None or den is None or not den else num / den
 
 
 # -- parent: tables -------------------------------------------------------------------------
@@ -630,7 +810,7 @@ class Recorder:
         dirty = (" (with uncommitted changes under bayeslaw/ or models/)"
                  if _git("status", "--porcelain", "--", "bayeslaw", "models") else "")
         self.header = [
-            "# Fit speed: 5d06e18 (old) vs the working tree (new)", "",
+            f"# Fit speed: {OLD_COMMIT} (old) vs the working tree (new)", "",
             "    " + self.command.rstrip(), "",
             f"- new: {_git('rev-parse', '--short', 'HEAD')}{dirty}; old: {OLD_COMMIT} "
             f"(worktree {OLD_ROOT})",
@@ -641,6 +821,7 @@ class Recorder:
             "us/grad sampling = sample s x min(chains, cores) / (warm-up + draw steps)",
             f"- started {dt.datetime.now().isoformat(timespec='seconds')}", ""]
         self.rows: list[dict[str, Any]] = []
+        self.suite_file = args.suite_file
 
     def add(self, row: dict[str, Any]) -> None:
         """Keep ``row`` and rewrite both files."""
@@ -650,7 +831,8 @@ class Recorder:
         frame = frame[first + [c for c in frame.columns if c not in first]].convert_dtypes()
         atomic_text(self.csv, frame.to_csv(index=False))
         body = pairs_tables(self.rows) + [""] + scaling_tables(self.rows) + [""] \
-            + compile_tables(self.rows) + [""] + cli_tables(self.rows)
+            + compile_tables(self.rows) + [""] + cli_tables(self.rows) + [""] \
+            + targets_tables(self.rows, self.suite_file)
         atomic_text(self.md, "\n".join(self.header + body).rstrip() + "\n")
 
 
@@ -678,6 +860,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="empty PyTensor and numba caches for every child")
     p.add_argument("--timeout", type=float, default=7200.0, help="seconds per child")
     p.add_argument("--tag", help="suffix of the result files (speed_<date>_<tag>.csv)")
+    p.add_argument("--old", default=OLD_COMMIT,
+                   help=f"the old commit, a worktree at /tmp/bayeslaw_<commit> (default "
+                        f"{OLD_COMMIT})")
+    p.add_argument("--targets", action="store_true",
+                   help="issue 34's table: cold and warm README command, outputs, first "
+                        "looks, multi_power's gradient, judged against the targets")
+    p.add_argument("--suite-file", help="--targets: a file with the fresh clone's "
+                   "'pytest ... NNN s' (its suite row)")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--pair", help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
@@ -700,9 +890,11 @@ def run_sections(args: argparse.Namespace, rec: Recorder) -> None:
     pairs = load_pairs()
     seeds = [int(s) for s in args.seeds.split(",") if s]
     versions = ["new"] if args.skip_old else ["old", "new"]
-    do_pairs = (bool(args.pairs) and not args.compile) or not (args.scaling or args.cli
-                                                               or args.compile)
-    do_cli = args.cli or not (args.pairs or args.scaling or args.compile)
+    other = args.scaling or args.cli or args.compile or args.targets
+    do_pairs = (bool(args.pairs) and not args.compile) or not other
+    do_cli = args.cli or not (args.pairs or other)
+    if args.targets:
+        run_targets(args, rec, versions)
     if args.compile:
         for pair in pairs.select(args.pairs):
             for version in versions:
@@ -733,7 +925,11 @@ def run_sections(args: argparse.Namespace, rec: Recorder) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the selected sections, writing rows and tables as they come."""
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--cli-child"]:
+        return cli_child(argv[1:])
     args = parse_args(argv)
+    global OLD_COMMIT, OLD_ROOT
+    OLD_COMMIT, OLD_ROOT = args.old, Path(f"/tmp/bayeslaw_{args.old}")
     if args.child:
         return child_main(args)
     if not args.skip_old:
@@ -742,7 +938,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rows -> {rec.csv}\ntables -> {rec.md}", flush=True)
     run_sections(args, rec)
     print("\n".join(pairs_tables(rec.rows) + scaling_tables(rec.rows)
-                    + compile_tables(rec.rows) + cli_tables(rec.rows)))
+                    + compile_tables(rec.rows) + cli_tables(rec.rows)
+                    + targets_tables(rec.rows, args.suite_file)))
     return 0
 
 
