@@ -77,7 +77,10 @@ class LogDensity:
     def __init__(self, compiled: Any) -> None:
         self.n = int(compiled.n_dim)
         self._fn = _PROTO(compiled.compiled_logp_func.address)
-        self._user_data = compiled.user_data  # keeps the data alive while we call
+        # user_data holds only the addresses of the shared arrays, which the compiled model
+        # owns (its shared_data): keep the model, or a call after it is gone reads freed memory
+        self._compiled = compiled
+        self._user_data = compiled.user_data
         self._grad = np.zeros(self.n)
         self._logp = np.zeros(1)
         self.calls = 0

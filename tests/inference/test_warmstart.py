@@ -20,7 +20,7 @@ def _conjugate_model():
     with pm.Model() as model:
         mu = pm.Normal("mu", 0.0, 10.0)
         pm.LogNormal("s", 0.0, 1.0)
-        pm.Normal("y", mu, 1.0, observed=y)
+        pm.Normal("y", mu, 1.0, observed=pm.Data("y_obs", y))  # shared data, as a fit's
     return model, y
 
 
@@ -58,6 +58,32 @@ def test_mode_and_curvature_of_a_normal_posterior(conjugate):
     np.testing.assert_allclose(mode.point[j], 0.0, atol=1e-6)
     np.testing.assert_allclose(mode.cov[j, j], 1.0, rtol=1e-4)
     assert abs(mode.cov[i, j]) < 1e-6
+
+
+def test_a_log_density_keeps_the_data_it_reads_alive(conjugate):
+    """nutpie's ``user_data`` holds only the addresses of the shared arrays, which the compiled
+    model owns: a :class:`LogDensity` outliving the model it was made from (a benchmark that
+    kept only the functions) read freed memory, and -inf or another model's data came back."""
+    import gc
+    import weakref
+
+    density, _, _ = conjugate
+    density.identity()
+    y = np.random.default_rng(5).normal(0.5, 1.0, size=40)
+    compiled = density.compiled.with_data(y_obs=y)  # fresh arrays only this object owns
+    alive = weakref.ref(compiled.shared_data["y_obs"])
+    f = LogDensity(compiled)
+    x = np.where(np.array(_names(compiled)) == "mu", 0.3, 0.1)  # mu = 0.3, log s = 0.1
+    logp, grad = f(x)
+    del compiled
+    gc.collect()
+    assert alive() is not None  # the array the density reads is still there
+    junk = [np.full_like(y, np.nan) for _ in range(100)]  # reuse of freed memory would show
+    again, grad_again = f(x)
+    assert np.isfinite(logp) and again == logp and np.array_equal(grad_again, grad)
+    # the density is that of y (mu's gradient: sum(y - mu) - mu / 100 at mu = 0.3)
+    assert grad[_names(f._compiled).index("mu")] == pytest.approx(np.sum(y - 0.3) - 0.3 / 100)
+    del junk
 
 
 @pytest.mark.parametrize("dense", [True, False])
