@@ -474,9 +474,10 @@ def run_cli(version: str, args: argparse.Namespace, method: str = "nuts",
 
 
 def run_gradient(version: str, args: argparse.Namespace) -> dict[str, Any]:
-    """The version's own ``bench_schedule_gradient.py``: ``multi_power`` over ``chinchilla``."""
+    """``bench_schedule_gradient.py`` on the version's library: ``multi_power`` / ``chinchilla``."""
     root = OLD_ROOT if version == "old" else ROOT
-    cmd = [sys.executable, str(root / "benchmarks" / "bench_schedule_gradient.py")]
+    # this tree's script for both (it keeps every law's model alive, and reads either layout)
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "bench_schedule_gradient.py")]
     row: dict[str, Any] = {"section": "gradient", "version": version,
                            "pair": "multi_power@misfitting_schedule",
                            "command": "python benchmarks/bench_schedule_gradient.py"}
@@ -487,7 +488,7 @@ def run_gradient(version: str, args: argparse.Namespace) -> dict[str, Any]:
     except subprocess.TimeoutExpired:
         return {**row, "error": f"timed out after {args.timeout} s"}
     for law in ("chinchilla", "multi_power"):
-        found = re.findall(rf"^\| {law} \| ([0-9.]+) \| ([0-9.]+) \|$", proc.stdout, re.M)
+        found = re.findall(rf"^\| {law} \| ([0-9.]+) \| ([0-9.]+) \|", proc.stdout, re.M)
         if found:
             row[f"{law}_us"] = float(found[-1][0])
     if proc.returncode != 0 or "multi_power_us" not in row:
