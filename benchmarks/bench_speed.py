@@ -817,6 +817,8 @@ class Recorder:
             f"(worktree {OLD_ROOT})",
             f"- machine: {os.cpu_count()} cores; {sys.version.split()[0]}; caches: "
             + ("empty per child (--cold-cache)" if args.cold_cache else
+               "--targets: one folder per version, empty before its first CLI run; other "
+               "sections: PyTensor/numba on-disk caches shared" if args.targets else
                "PyTensor/numba on-disk caches shared (warm after a first run)"),
             f"- us/grad: {LOGP_CALLS} calls after {LOGP_WARMUP}, best of {LOGP_REPEATS}; "
             "us/grad sampling = sample s x min(chains, cores) / (warm-up + draw steps)",
