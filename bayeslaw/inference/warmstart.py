@@ -80,7 +80,7 @@ class LogDensity:
         # user_data holds only the addresses of the shared arrays, which the compiled model
         # owns (its shared_data): keep the model, or a call after it is gone reads freed memory
         self._compiled = compiled
-        self._user_data = compiled.user_data
+        self._user = compiled.user_data.ctypes.data
         self._grad = np.zeros(self.n)
         self._logp = np.zeros(1)
         self.calls = 0
@@ -90,7 +90,7 @@ class LogDensity:
         x = np.ascontiguousarray(x, dtype=float)
         self.calls += 1
         code = self._fn(self.n, x.ctypes.data, self._grad.ctypes.data,
-                        self._logp.ctypes.data, self._user_data.ctypes.data)
+                        self._logp.ctypes.data, self._user)
         if code != 0:
             return -np.inf, np.zeros(self.n)
         return float(self._logp[0]), self._grad.copy()
