@@ -14,7 +14,7 @@ import pytest
 
 import bayeslaw as bl
 
-from ..density import compile_dlogp, compile_logp
+from ..density import compile_logp, compile_logp_dlogp
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def test_raw_density_is_the_models(small_density):
     entry, compiled = small_density
     entry.density.identity()
     model = entry.model.model
-    logp_c, dlogp_c = compile_logp(model), compile_dlogp(model)
+    both = compile_logp_dlogp(model)
     free = {v.name for v in model.value_vars}
     names, slices, shapes = zip(*[(n, sl, sh) for n, sl, sh in zip(*compiled.shape_info,
                                                                     strict=True)
@@ -76,10 +76,11 @@ def test_raw_density_is_the_models(small_density):
         point = {name: x[sl].reshape(shape) for name, sl, shape in zip(names, slices, shapes,
                                                                          strict=True)}
         lp, grad = density(x)
-        np.testing.assert_allclose(lp, float(logp_c(point)), rtol=1e-10)
-        # compile_dlogp orders the gradient by model.value_vars, nutpie by shape_info
+        logp, flat = both(point)
+        np.testing.assert_allclose(lp, float(logp), rtol=1e-10)
+        # the graph's gradient is ordered by model.value_vars, nutpie's by shape_info
         order = [v.name for v in model.value_vars]
-        flat = np.asarray(dlogp_c(point), float)
+        flat = np.asarray(flat, float)
         sizes = [int(np.prod(point[name].shape)) for name in order]
         parts = dict(zip(order, np.split(flat, np.cumsum(sizes)[:-1]), strict=True))
         expected = np.concatenate([parts[name].ravel() for name in names])
@@ -187,13 +188,20 @@ def test_every_process_gets_the_same_cache_keys(tmp_path):
     lay out their variables differently (they did in every run tried)."""
     path = tmp_path / "keys.py"
     path.write_text(KEYS)
+    # the two processes run side by side (each is one thread of graph rewriting: CI's second
+    # core halves the wait); PYTHONHASHSEED did not matter, but need not be shared either
+    procs = [subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}) for seed in ("1", "2")]
     runs = []
-    for seed in ("1", "2"):  # PYTHONHASHSEED did not matter, but need not be shared either
-        run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
-                             timeout=600, check=False,
-                             env={**os.environ, "PYTHONHASHSEED": seed})
-        assert run.returncode == 0, run.stderr[-2000:]
-        runs.append(json.loads(run.stdout.strip().splitlines()[-1]))
+    try:
+        for proc in procs:
+            out, err = proc.communicate(timeout=600)
+            assert proc.returncode == 0, err[-2000:]
+            runs.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for proc in procs:
+            proc.kill()  # nothing left running when one fails (a no-op on a finished one)
     assert set(runs[0]) == {"default", "walk", "ar1", "walk+effects", "multi_power+ar1"}
     for name, keys in runs[0].items():
         assert set(keys) == {"logp", "expand"} and None not in keys.values(), (name, keys)

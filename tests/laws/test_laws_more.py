@@ -26,7 +26,7 @@ from bayeslaw.simulate import SCHEDULE_TRUTH, design, looped_step_sweep, schedul
 from bayeslaw.spec.catalog import available_specs, load_spec
 from bayeslaw.spec.parts import link_width
 
-from ..density import compile_dlogp, compile_logp
+from ..density import compile_logp, compile_logp_dlogp
 
 NEW_LAWS = ("parallel_streams", "parallel_streams_data", "looped_streams", "iso_depth",
             "iso_depth_eff", "chinchilla_anneal")
@@ -279,8 +279,7 @@ def test_default_spec_builds_with_finite_logp(name):
     for n in [*spec.free_params, *spec.law_obj.natural_names]:
         assert n in m.named_vars, n
     ip = m.initial_point()
-    logp = compile_logp(m)(ip)
-    grad = compile_dlogp(m)(ip)
+    logp, grad = compile_logp_dlogp(m)(ip)
     assert np.isfinite(logp) and np.all(np.isfinite(grad)) and np.any(grad != 0)
     lm.set_data(data)  # the containers round-trip
 

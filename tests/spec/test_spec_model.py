@@ -9,7 +9,7 @@ from bayeslaw.simulate import looped_sweep
 from bayeslaw.spec.catalog import available_specs, load_spec
 from bayeslaw.spec.parts import Prior
 
-from ..density import compile_dlogp, compile_kwargs, compile_logp
+from ..density import compile_kwargs, compile_logp, compile_logp_dlogp
 
 
 @pytest.fixture(scope="module")
@@ -142,8 +142,7 @@ def test_graph_variables_dims_and_finite_logp(small_data):
     np.testing.assert_array_equal(lm.flatten(m["loss_obs"].get_value(), small_data),
                                   small_data.values("loss"))
     ip = m.initial_point()
-    logp = compile_logp(m)(ip)
-    grad = compile_dlogp(m)(ip)
+    logp, grad = compile_logp_dlogp(m)(ip)
     assert np.isfinite(logp) and np.all(np.isfinite(grad)) and np.any(grad != 0)
 
 
