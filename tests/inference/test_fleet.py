@@ -7,12 +7,14 @@ a scheduler and worker started on loopback and the serial runs fit in CI. Equali
 the same function with the same seeds and arguments runs in the worker as here (nutpie seeds
 each chain; the cores it uses change only the speed).
 
-One condition: every process must run the compiled density numba loaded from its disk cache.
-A process that compiled the model itself runs code whose log density differs in the last bit
-at some points (measured: 3 of 200 points, 2e-13 nats), which moves the warm start's mode and
-the chains (``benchmarks/results/fleet_2026-12-02.md``; a known bug, not Dask's). So these
-tests fit a spec of their own (``FLEET``: the reduced spec with one prior moved, a graph no
-other test compiles) whose cache a subprocess writes first (``warm_cache``).
+This rests on every process running the compiled density numba loaded from its disk cache: a
+process that compiled the model itself ran code whose log density differed in the last bit at
+some points (measured: 3 of 200 points, 2e-13 nats), which moved the warm start's mode and the
+chains (``benchmarks/results/fleet_2026-12-02.md``). The library now compiles a model numba has
+not cached in a child process and loads it (:mod:`bayeslaw.inference.coldcompile`), in this
+process and in every worker alike, so no test here warms the cache first. They fit a spec of
+their own (``FLEET``: the reduced spec with one prior moved, a graph no other test compiles),
+so that its first compile happens here, in whichever process fits it first.
 """
 
 from __future__ import annotations
@@ -82,17 +84,12 @@ def sweep():
 
 @pytest.fixture(scope="module")
 def fleet_files(sweep, tmp_path_factory):
-    """The sweep as CSV and FLEET as TOML; a fit in a subprocess writes FLEET's numba cache."""
+    """The sweep as CSV and FLEET as TOML."""
     folder = tmp_path_factory.mktemp("fleet")
     csv, spec = folder / "sweep.csv", folder / "fleet.toml"
     sweep.frame.to_csv(csv, index=False)
     spec.write_text(toml_text(FLEET.to_dict()))
     assert bl.load_spec(spec) == FLEET
-    done = subprocess.run([sys.executable, "-m", "bayeslaw.cli", "fit", str(csv), "--spec",
-                           str(spec), "--draws", "10", "--tune", "10", "--chains", "1",
-                           "--out", str(folder / "warm")], capture_output=True, text=True,
-                          timeout=600)
-    assert done.returncode == 0, done.stderr
     return csv, spec
 
 
