@@ -27,6 +27,7 @@ from .panels import (
     finish_legend,
     grid_layout,
     grid_prediction,
+    limits_once,
     mark_end_of_data,
     panel_points,
     plateau_ylim,
@@ -152,21 +153,23 @@ def plot_curve_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
                              sharex=True, sharey=shared, squeeze=False)
     colour = _colours(names) if any(len(group) > 1 for *_, group in panels) else None
     observed = frame.assign(**{C.RUN: frame[C.RUN].astype(str)})
-    for i, j, group in panels:
-        ax, d_seen, d_drawn = axes[i, j], 0.0, 0.0
-        for run in group:
-            p = pred[pred[C.RUN] == run]
-            obs = observed[observed[C.RUN] == run]
-            d_seen = max(d_seen, draw_run(ax, p, obs, probs, colour and colour(run), scale))
-            d_drawn = max(d_drawn, float(p[C.D].max()))
-        if d_seen and d_drawn > d_seen * (1 + 1e-9):
-            mark_end_of_data(ax, d_seen, scale)
-        ax.set_title(" - ".join(dict.fromkeys((short_label(group[0]), short_label(group[-1])))),
-                     fontsize=9, y=1.0)  # placed: no measuring of the ticks
-        if not shared:
-            mine = pred[pred[C.RUN].isin(group)]
-            set_loss_range(ax, observed[observed[C.RUN].isin(group)], mine,
-                           _panel_ylim(ylim, group, mine[mine[C.D] > d_seen]))
+    with limits_once(axes):
+        for i, j, group in panels:
+            ax, d_seen, d_drawn = axes[i, j], 0.0, 0.0
+            for run in group:
+                p = pred[pred[C.RUN] == run]
+                obs = observed[observed[C.RUN] == run]
+                d_seen = max(d_seen, draw_run(ax, p, obs, probs, colour and colour(run), scale))
+                d_drawn = max(d_drawn, float(p[C.D].max()))
+            if d_seen and d_drawn > d_seen * (1 + 1e-9):
+                mark_end_of_data(ax, d_seen, scale)
+            ends = (short_label(group[0]), short_label(group[-1]))
+            ax.set_title(" - ".join(dict.fromkeys(ends)),
+                         fontsize=9, y=1.0)  # placed: no measuring of the ticks
+            if not shared:
+                mine = pred[pred[C.RUN].isin(group)]
+                set_loss_range(ax, observed[observed[C.RUN].isin(group)], mine,
+                               _panel_ylim(ylim, group, mine[mine[C.D] > d_seen]))
     finish_axes(axes, [(i, j) for i, j, _ in panels], xscale, xlabel)
     if shared:
         set_loss_range(axes[0, 0], frame, pred, ylim)

@@ -9,7 +9,8 @@ they look alike; :func:`plateau_ylim` is the loss range of their zoomed figures.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -175,6 +176,27 @@ def grid_prediction(fit: Fit, points: pd.DataFrame, prediction: pd.DataFrame | N
     table = prediction.iloc[where.astype(int).to_numpy()].reset_index(drop=True)
     table.attrs = dict(prediction.attrs)
     return table
+
+
+@contextmanager
+def limits_once(axes: np.ndarray) -> Iterator[None]:
+    """Draw into a grid's panels without rescaling them after each artist.
+
+    Their x range is fitted once, when the figure is drawn.  In a grid of shared axes every
+    band or line added rescaled its panel, and each rescale set the limits of every panel
+    sharing them: most of the time of drawing a grid
+    (``benchmarks/results/figures_2026-12-05b/README.md``).  The data limits still grow with
+    each artist, so the x range fitted at the end is the one rescaling after each would give.
+    The loss (y) range is not fitted at all: the grids set it themselves
+    (:func:`set_loss_range`), after this block or inside it.
+    """
+    for ax in axes.flat:
+        ax.set_autoscale_on(False)
+    try:
+        yield
+    finally:
+        for ax in axes.flat:
+            ax.set_autoscalex_on(True)
 
 
 def draw_run(ax: Any, pred: pd.DataFrame, observed: pd.DataFrame, probs: Sequence[float],

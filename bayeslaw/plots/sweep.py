@@ -28,6 +28,7 @@ from .panels import (
     finish_legend,
     grid_layout,
     grid_prediction,
+    limits_once,
     mark_end_of_data,
     panel_points,
     plateau_ylim,
@@ -216,23 +217,24 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     steps = C.EXIT_KIND in frame.columns  # a step table: each exit step's curve, and the total
     if steps:
         colour, keys = _step_colours(runs)
-    for i, j, t, ns in panels:
-        ax = axes[i, j]
-        sel = pred[C.N].isin(ns)
-        if has_T:
-            sel &= pred[C.T_M] == t
-        d_seen = 0.0
-        for run in pd.unique(pred.loc[sel, C.RUN]):
-            p = pred[sel & (pred[C.RUN] == run)]
-            c = (None if colour is None else
-                 colour(p[C.T_STEP].iloc[0]) if steps else colour(float(p[C.N].iloc[0])))
-            d_seen = max(d_seen, draw_run(ax, p, frame[frame[C.RUN] == run], probs, c))
-        if d_seen and extend_to and extend_to > d_seen:
-            mark_end_of_data(ax, d_seen)
-        title = "N = " + " - ".join(dict.fromkeys((size_label(ns[0]), size_label(ns[-1]))))
-        title += " (new)" if any(n in add_N for n in ns) else ""
-        ax.set_title((f"T_m = {t:g}, " if has_T else "") + title, fontsize=9,
-                     y=1.0)  # placed: matplotlib would measure the ticks to place it
+    with limits_once(axes):
+        for i, j, t, ns in panels:
+            ax = axes[i, j]
+            sel = pred[C.N].isin(ns)
+            if has_T:
+                sel &= pred[C.T_M] == t
+            d_seen = 0.0
+            for run in pd.unique(pred.loc[sel, C.RUN]):
+                p = pred[sel & (pred[C.RUN] == run)]
+                c = (None if colour is None else
+                     colour(p[C.T_STEP].iloc[0]) if steps else colour(float(p[C.N].iloc[0])))
+                d_seen = max(d_seen, draw_run(ax, p, frame[frame[C.RUN] == run], probs, c))
+            if d_seen and extend_to and extend_to > d_seen:
+                mark_end_of_data(ax, d_seen)
+            title = "N = " + " - ".join(dict.fromkeys((size_label(ns[0]), size_label(ns[-1]))))
+            title += " (new)" if any(n in add_N for n in ns) else ""
+            ax.set_title((f"T_m = {t:g}, " if has_T else "") + title, fontsize=9,
+                         y=1.0)  # placed: matplotlib would measure the ticks to place it
     finish_axes(axes, [(i, j) for i, j, *_ in panels], xscale,
                 ylabel="loss" if steps else "total loss")
     set_loss_range(axes[0, 0], frame, pred, ylim)

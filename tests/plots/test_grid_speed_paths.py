@@ -3,7 +3,9 @@
 Two changes cut the time of a fit folder's figures: the grid is laid out in one pass from
 the measured sizes of its texts (:func:`bayeslaw.plots.panels.lay_out_grid`) instead of
 ``tight_layout`` and ``bbox_inches="tight"`` measuring every tick of every panel, and the
-plateau zoom draws the full figure's prediction again instead of predicting anew.  The tests
+plateau zoom draws the full figure's prediction again instead of predicting anew; and the
+panels' limits are fitted once, not after every artist (:func:`bayeslaw.plots.panels.limits_once`,
+checked pixel for pixel against rescaling after each).  The tests
 check what those changes could break: no text of a grid falls outside the figure or on
 another text or panel (for a sweep, a wrapped sweep, a table of curves with a loss range per
 panel, one narrow panel under a long title), and the zoom's bands are the full figure's.  The
@@ -114,6 +116,45 @@ def test_every_text_of_a_grid_is_inside_and_clear(case):
     zoom = plot_grid(fit, n_grid=16, prediction=fig.bayeslaw_prediction,
                      **zoom_options(fit, grid_zoom(fit.data.frame), {}))
     assert layout_faults(zoom) == []
+
+
+@pytest.mark.parametrize("case", ["sweep", "sweep, linear tokens", "wrapped sweep", "curves",
+                                  "curves, one loss range"])
+def test_a_grid_drawn_with_its_limits_fitted_once_is_the_same_picture(case, monkeypatch):
+    """``limits_once`` (no rescaling of the panels after each artist, one fit of their x range
+    when drawn) leaves every pixel of the figure and every panel's limits as they are when
+    each artist rescales them (the block patched to do nothing), for a sweep (log and linear
+    tokens), a wrapped sweep, a table of curves each with its own loss range and one with a
+    shared range."""
+    import contextlib
+
+    import bayeslaw.plots.curves
+    import bayeslaw.plots.sweep
+
+    options = {"n_grid": 16}
+    if case.startswith("sweep"):
+        fit = _sweep(3, (2, 4, 8), seed=3)
+        if case.endswith("linear tokens"):
+            options["xscale"] = "linear"
+    elif case == "wrapped sweep":
+        fit = _sweep(40, None, seed=1)
+    else:
+        fit = _curves(6, seed=4, d_max=(2e9, 4e9))
+        if case.endswith("one loss range"):
+            options["ylim"] = (2.0, 4.0)
+
+    def picture():
+        fig = plot_grid(fit, **options)
+        fig.canvas.draw()
+        limits = [ax.get_xlim() + ax.get_ylim() for ax in fig.axes if ax.get_visible()]
+        return np.asarray(fig.canvas.buffer_rgba()).copy(), limits
+
+    fast, fast_limits = picture()
+    for module in (bayeslaw.plots.sweep, bayeslaw.plots.curves):
+        monkeypatch.setattr(module, "limits_once", lambda axes: contextlib.nullcontext())
+    slow, slow_limits = picture()
+    assert fast_limits == slow_limits
+    np.testing.assert_array_equal(fast, slow)
 
 
 def _bands(fig):
