@@ -184,7 +184,7 @@ def limits_once(axes: np.ndarray) -> Iterator[None]:
 
     Their x range is fitted once, when the figure is drawn.  In a grid of shared axes every
     band or line added rescaled its panel, and each rescale set the limits of every panel
-    sharing them: most of the time of drawing a grid
+    sharing them: about a quarter of the time of drawing a grid, under a profiler
     (``benchmarks/results/figures_2026-12-05b/README.md``).  The data limits still grow with
     each artist, so the x range fitted at the end is the one rescaling after each would give.
     The loss (y) range is not fitted at all: the grids set it themselves

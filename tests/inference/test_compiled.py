@@ -80,7 +80,6 @@ def test_raw_density_is_the_models(small_density):
         np.testing.assert_allclose(lp, float(logp), rtol=1e-10)
         # the graph's gradient is ordered by model.value_vars, nutpie's by shape_info
         order = [v.name for v in model.value_vars]
-        flat = np.asarray(flat, float)
         sizes = [int(np.prod(point[name].shape)) for name in order]
         parts = dict(zip(order, np.split(flat, np.cumsum(sizes)[:-1]), strict=True))
         expected = np.concatenate([parts[name].ravel() for name in names])

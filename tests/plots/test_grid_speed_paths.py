@@ -1,6 +1,6 @@
 """What the grid figures do to be fast, and that the figure stays whole (issue 34, item 3).
 
-Two changes cut the time of a fit folder's figures: the grid is laid out in one pass from
+Three changes cut the time of a fit folder's figures: the grid is laid out in one pass from
 the measured sizes of its texts (:func:`bayeslaw.plots.panels.lay_out_grid`) instead of
 ``tight_layout`` and ``bbox_inches="tight"`` measuring every tick of every panel, and the
 plateau zoom draws the full figure's prediction again instead of predicting anew; and the
