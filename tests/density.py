@@ -1,75 +1,89 @@
-"""A model graph's log density and gradient, compiled for a test with JAX.
+"""A model graph's log density and gradient, evaluated for a test by PyTensor's Python linker.
 
 Tests that check a graph's values (the logp references, reparameterized specs, the shipped
-specs' start) used PyMC's default, PyTensor's C backend: on a machine with an empty compile
-cache that costs up to 40 s a model (g++ over every fused operation). Five test files
-went from 614 s to 435 s on empty caches with JAX, the whole suite much less
-(``benchmarks/results/suite_jax_density_2026-12-04/README.md``). Fits use neither backend
-(nutpie compiles the density with numba), so the backend here only evaluates the graph
-under test; on the 18 shipped specs JAX can trace, the values agree with the C backend's to
-within 6.3e-16 (logp, relative) and 2.0e-11 (gradient, relative to its largest entry), well
-inside the references' rtol 1e-9.
+specs' start, the compiled density against its graph) need the graph evaluated once or a few
+times, not fast code.  Fits use none of this (nutpie compiles the density with numba), so the
+backend here only evaluates the graph under test.  PyMC's default (PyTensor's C backend: g++
+over every fused operation, tens of seconds a model on an empty cache) and JAX (0d33845 to
+d2ca627: PyTensor's rewriting, 6-11 s a large model, then XLA) both spent their seconds
+making code that then ran once.  The Python linker runs each node's numpy ``perform``: no
+compiler, no compile cache, no rewriting beyond what PyMC's ``compile`` always adds
+(``random_make_inplace`` and its bounds check to a switch).  On the 22 reference entries the
+values agree with the stored references as closely as JAX's did (logp 2.1e-15 relative at
+most, gradient 2.8e-11 of its largest entry), and the time to build, compile and evaluate
+one falls from 1.9-10.0 s to 0.4-3.7 s a model; the six files that use this module took 0.52
+and 0.53 of their time (``benchmarks/results/suite_pydensity_2026-12-05/``).
 
-Where JAX is not installed (a user's clone without the test extra) the default backend is
-used, slower but the same check; in CI (``CI=true``) JAX must be there.
+PyTensor's ``Elemwise.perform`` cannot run a node of more than 32 operands (numpy's ufunc
+limit; the C backend would have fused it away): a model's log density is one ``Add`` over
+every term, 33 on ``iso_depth``.  :func:`narrow` rewrites such sums and products into a tree
+of nodes of at most :data:`WIDEST` operands first, the same value up to the order of the
+additions.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .extras import need
-
-#: Free variables of graphs whose gradient JAX cannot trace: the random-walk noise's
-#: (``walk``) builds an array whose length is a traced value (``ConcretizationTypeError``);
-#: those models use the default backend.
-JAX_CANNOT = frozenset({"walk"})
+#: The most operands :func:`narrow` leaves on one ``Add`` or ``Mul`` node (numpy's limit is
+#: 32 operands, outputs included).
+WIDEST = 16
 
 
-def compile_kwargs(model: Any) -> dict[str, str]:
-    """``{"mode": "JAX"}`` when JAX can evaluate ``model``'s graph here, else ``{}``."""
-    if importlib.util.find_spec("jax") is None:
-        if os.environ.get("CI") == "true":  # the test extra's rule: fails in CI
-            need("jax", "graph densities compiled in seconds in tests")
-        return {}
-    if JAX_CANNOT & {var.name for var in model.free_RVs}:
-        return {}
-    import jax
+def compile_kwargs() -> dict[str, Any]:
+    """``{"mode": <the Python linker, no rewriting>}`` for PyMC's ``compile_kwargs``."""
+    from pytensor.compile.mode import Mode
 
-    jax.config.update("jax_enable_x64", True)  # PyTensor's float64 graph, not float32
-    return {"mode": "JAX"}
+    return {"mode": Mode(linker="py", optimizer=None)}
+
+
+def narrow(outputs: Sequence[Any]) -> list[Any]:
+    """``outputs`` with every ``Add`` or ``Mul`` of more than :data:`WIDEST` operands
+    rewritten into a tree of narrower ones (in place, as ``pytensor.graph.rewrite_graph``
+    does with ``clone=False``)."""
+    from pytensor.graph.rewriting.basic import in2out, node_rewriter
+    from pytensor.graph.rewriting.utils import rewrite_graph
+    from pytensor.scalar.basic import Add, Mul
+    from pytensor.tensor.elemwise import Elemwise
+
+    @node_rewriter([Elemwise])
+    def split_wide(fgraph: Any, node: Any) -> list[Any] | None:
+        if len(node.inputs) <= WIDEST or not isinstance(node.op.scalar_op, (Add, Mul)):
+            return None
+
+        def tree(inputs: list[Any]) -> Any:
+            if len(inputs) <= WIDEST:
+                return node.op(*inputs)
+            return node.op(*[tree(inputs[i:i + WIDEST]) for i in range(0, len(inputs), WIDEST)])
+
+        return [tree(list(node.inputs))]
+
+    return list(rewrite_graph(list(outputs), include=(), custom_rewrite=in2out(split_wide)))
 
 
 def compile_logp(model: Any, **kwargs: Any) -> Callable[[dict], np.ndarray]:
-    """``model.compile_logp(**kwargs)`` with JAX where it can (:func:`compile_kwargs`), returning
-    numpy arrays as the default backend does."""
-    return _as_numpy(model.compile_logp(**kwargs, **compile_kwargs(model)))
+    """``model.compile_logp(**kwargs)`` evaluated by the Python linker, returning a numpy
+    array."""
+    (logp,) = narrow([model.logp(**kwargs)])
+    function = model.compile_fn(logp, **compile_kwargs())
+    return lambda point: np.asarray(function(point))
 
 
 def compile_logp_dlogp(model: Any) -> Callable[[dict], tuple[np.ndarray, np.ndarray]]:
     """``model``'s log density and its gradient as one function of a point: the graphs of
     ``model.compile_logp()`` and ``model.compile_dlogp()`` (PyMC's own steps: the gradient of
     the pre-gradient-rewritten log density with respect to the continuous value variables),
-    built, rewritten and compiled once instead of twice.  Used where a test needs both: the
-    four tests that do took 13-20% less (``benchmarks/results/suite_density_2026-12-05/``)."""
+    built once and evaluated by the Python linker."""
     from pymc.pytensorf import gradient, rewrite_pregrad
 
     logp = model.logp()
     grad = gradient(rewrite_pregrad(logp), model.continuous_value_vars)
-    function = model.compile_fn(inputs=model.value_vars, outs=[logp, grad],
-                                on_unused_input="ignore", **compile_kwargs(model))
+    function = model.compile_fn(inputs=model.value_vars, outs=narrow([logp, grad]),
+                                on_unused_input="ignore", **compile_kwargs())
     return lambda point: tuple(np.asarray(out) for out in function(point))
-
-
-def _as_numpy(function: Any) -> Callable[[dict], np.ndarray]:
-    return lambda point: np.asarray(function(point))
-
-
 def to_offset(point: dict, spec: Any, model: Any) -> float:
     """A point of the centered model moved, in place, into ``model``'s offset coordinates.
 

@@ -127,9 +127,11 @@ def test_pymc_backend_same_model(small_sweep, monkeypatch):
     within 4 Monte Carlo standard errors of the difference (a one-in-16,000 event per
     coefficient when both are right), on a pooled spec that both sample quickly.
 
-    PyMC's chains run one after the other in this process (``BAYESLAW_CORES=1``): earlier
-    tests load JAX (``tests/density.py``), which warns at any ``os.fork`` that a forked child
-    may deadlock, and PyMC forks a process per chain. Same seeds, same draws."""
+    PyMC's chains run one after the other in this process (``BAYESLAW_CORES=1``).  It was
+    needed while ``tests/density.py`` loaded JAX (which warns at any ``os.fork``; PyMC forks
+    a process per chain); without it the test was no faster on 2 cores (34.4 s against
+    31.7 s, ``benchmarks/results/suite_pydensity_2026-12-05/README.md``).  Same seeds, same
+    draws."""
     import arviz as az
 
     from bayeslaw.spec.catalog import load_spec

@@ -7,7 +7,8 @@ rewrite of the graph for speed: a cheaper graph must be the same model, to rtol 
 shipped later gets its entry when it is added (``make_logp_reference.py --missing``, which
 leaves the others as they are): ``curve_power`` and ``curve_bend_population`` (then named
 ``curve_bend``) at the commits that added them (issue 35), today's ``curve_bend`` (each curve's
-shape from its own points) at c48fa3d.  No sampling; each spec's model is compiled once (C backend).
+shape from its own points) at c48fa3d.  No sampling; each spec's model is evaluated by
+PyTensor's Python linker (``tests/density.py``).
 """
 
 import dataclasses

@@ -99,7 +99,7 @@ def test_numpy_log_likelihood_equals_the_graph(curves, ragged, kind, family, lay
         warnings.simplefilter("ignore", UserWarning)
         graph = pm.compute_log_likelihood(az.InferenceData(posterior=fake.idata.posterior),
                                           progressbar=False,
-                                          compile_kwargs=compile_kwargs(model.model))
+                                          compile_kwargs=compile_kwargs())
     # the graph's density is one per run's curve: compare the numpy one summed per run
     expected = graph.log_likelihood["loss"].values.reshape(20, -1)
     ours = model.run_sums(pointwise_log_likelihood(fake), curves)
@@ -388,7 +388,7 @@ def test_numpy_log_likelihood_equals_the_graph_with_held_out_runs(curves, sigma_
         warnings.simplefilter("ignore", UserWarning)
         graph = pm.compute_log_likelihood(az.InferenceData(posterior=fake.idata.posterior),
                                           progressbar=False,
-                                          compile_kwargs=compile_kwargs(model.model))
+                                          compile_kwargs=compile_kwargs())
     expected = graph.log_likelihood["loss"].values.reshape(20, -1)  # one per run's curve
     np.testing.assert_allclose(model.run_sums(pointwise_log_likelihood(fake), fake.data),
                                expected, rtol=1e-6, atol=1e-6)

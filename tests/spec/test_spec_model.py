@@ -494,7 +494,7 @@ def test_centered_values_keep_the_model(small_data, name):
 
     centre = {e.name: a.compile_fn(  # the population value on the link scale, at a's point
         a.replace_rvs_by_values([link_of(pt, a[e.param], valued.law_obj.param(e.param).link)])[0],
-        inputs=a.value_vars, on_unused_input="ignore", **compile_kwargs(a))
+        inputs=a.value_vars, on_unused_input="ignore", **compile_kwargs())
         for e in first.values() if e.name in names}
     rng = np.random.default_rng(0)
     for jacobian in (False, True):
