@@ -9,6 +9,8 @@ import matplotlib
 import pandas as pd
 import pytest
 
+from .density import compile_kwargs
+
 matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,7 +117,9 @@ def cli_env(cache_dir: Path) -> dict[str, str]:
 def prior_fit(spec, data, seed: int, draws: int = 10, provenance: dict | None = None):
     """A ``Fit`` whose posterior is ``draws`` prior draws of ``spec`` (no sampling): for
     checks of the numpy side (likelihood, prediction, reports) that need posterior-shaped
-    draws, not a posterior.  A report's diagnostics name the ``provenance``'s seed."""
+    draws, not a posterior.  A report's diagnostics name the ``provenance``'s seed.  The
+    draws come from PyTensor's Python linker (``tests/density.py``): the same draws as the
+    C backend's, without its compile (``benchmarks/results/suite_pyprior_2026-12-05/``)."""
     import arviz as az
     import pymc as pm
 
@@ -123,7 +127,8 @@ def prior_fit(spec, data, seed: int, draws: int = 10, provenance: dict | None = 
     from bayeslaw.posterior.result import Fit
 
     with get_model(spec, data).model:
-        prior = pm.sample_prior_predictive(draws=draws, random_seed=seed)
+        prior = pm.sample_prior_predictive(draws=draws, random_seed=seed,
+                                           compile_kwargs=compile_kwargs())
     return Fit.from_draws(idata=az.InferenceData(posterior=prior.prior), spec=spec, data=data,
                           provenance=provenance or {})
 

@@ -26,7 +26,7 @@ from bayeslaw.simulate import SCHEDULE_TRUTH, design, looped_step_sweep, schedul
 from bayeslaw.spec.catalog import available_specs, load_spec
 from bayeslaw.spec.parts import link_width
 
-from ..density import compile_logp, compile_logp_dlogp
+from ..density import compile_kwargs, compile_logp, compile_logp_dlogp
 
 NEW_LAWS = ("parallel_streams", "parallel_streams_data", "looped_streams", "iso_depth",
             "iso_depth_eff", "chinchilla_anneal")
@@ -291,7 +291,8 @@ def test_prior_draws_predict_through_mean_draws():
     for name in ("parallel_streams", "iso_depth"):
         spec, data = load_spec(name), synthetic(name)
         with LossModel(make_plan(spec, data)).model:
-            idata = pm.sample_prior_predictive(draws=5, random_seed=1)
+            idata = pm.sample_prior_predictive(draws=5, random_seed=1,
+                                               compile_kwargs=compile_kwargs())
         idata.add_groups(posterior=idata.prior)
         fit = Fit.from_draws(idata=idata, spec=spec, data=data, provenance={})
         assert "A" in fit.coefficient_names()

@@ -369,7 +369,8 @@ def _held_out_fit(spec, curves, held: list[str], seed: int, draws: int = 20):
     train = curves.select(~curves.frame["run"].isin(held).to_numpy(), "held out")
     model = get_model(spec, train, like=curves)
     with model.model:
-        prior = pm.sample_prior_predictive(draws=draws, random_seed=seed)
+        prior = pm.sample_prior_predictive(draws=draws, random_seed=seed,
+                                           compile_kwargs=compile_kwargs())
     return Posterior(az.InferenceData(posterior=prior.prior), spec, train), model
 
 
