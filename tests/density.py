@@ -5,7 +5,7 @@ specs' start, the compiled density against its graph) need the graph evaluated o
 times, not fast code.  Fits use none of this (nutpie compiles the density with numba), so the
 backend here only evaluates the graph under test.  PyMC's default (PyTensor's C backend: g++
 over every fused operation, tens of seconds a model on an empty cache) and JAX (0d33845 to
-d2ca627: PyTensor's rewriting, 6-11 s a large model, then XLA) both spent their seconds
+d2ca627: PyTensor's full rewriting, then XLA) both spent their seconds
 making code that then ran once.  The Python linker runs each node's numpy ``perform``: no
 compiler, no compile cache, no rewriting beyond what PyMC's ``compile`` always adds
 (``random_make_inplace`` and its bounds check to a switch).  On the 22 reference entries the
