@@ -26,13 +26,15 @@ So this module builds the same compiled model itself:
   (:mod:`bayeslaw.inference.coldcompile`): what a process compiles differs in the last
   bits from what it would load, so a NUTS fit loads its density (its fallbacks: that module).
 
-The affine map's buffer ``[flag, shift (n), factor (n x n row-major, or its diagonal above
-warmstart.DENSE_MAX_DIM)]`` is owned by the returned :class:`Density` and its address stored in
-``user_data``; ``flag = 0`` is the identity (the raw density, as nutpie's own compiled
-model computes it), which the mode search uses.  nutpie's private helpers are pinned by the
-``nutpie`` bound in ``pyproject.toml``; ``tests/test_compiled.py`` checks the raw density,
-its gradient and the expansion against the PyMC model (the tests' small sweep, default spec),
-and that a cold and a warm process load both callbacks and draw the same.
+The affine map's buffer ``[flag, shift (n), factor]`` is owned by the returned
+:class:`Density` and its address stored in ``user_data``: the factor is ``L`` (n x n
+row-major) up to warmstart.DENSE_MAX_DIM coordinates, above it ``L`` sparse, at most
+:data:`SPARSE_WIDTH` entries a row (their values, then their columns: a diagonal scale, or
+the blocks of :mod:`bayeslaw.inference.metric`); ``flag = 0`` is the identity (the raw
+density, as nutpie's own compiled model computes it), which the mode search uses.  nutpie's
+private helpers are pinned by the ``nutpie`` bound in ``pyproject.toml``;
+``tests/test_compiled.py`` checks the raw density, its gradient and the expansion against the
+PyMC model (the tests' small sweep, default spec), and that a cold and a warm process load both callbacks and draw the same.
 """
 
 from __future__ import annotations
@@ -47,7 +49,10 @@ from typing import Any
 import numpy as np
 
 #: Version of the generated source: part of every cache key, bumped when the source changes.
-CODE_VERSION = "bayeslaw-density-1"
+CODE_VERSION = "bayeslaw-density-2"
+
+#: Entries per row of the affine map's factor above warmstart.DENSE_MAX_DIM coordinates.
+SPARSE_WIDTH = 8
 
 _digamma_registered = False
 
@@ -153,11 +158,39 @@ class Density:
         self.buffer[:] = 0.0
 
     def standardize(self, shift: np.ndarray, factor: np.ndarray) -> None:
-        """``x = shift + factor @ z`` (``factor`` lower-triangular, or diagonal when large)."""
+        """``x = shift + factor @ z`` (``factor`` lower-triangular, n x n).
+
+        Above warmstart.DENSE_MAX_DIM coordinates each row of ``factor`` may hold at most
+        :data:`SPARSE_WIDTH` nonzero entries (a ValueError otherwise).
+        """
         n = self.n
+        if self.dense:
+            body = np.asarray(factor, dtype=float).ravel()
+        else:
+            body = sparse_rows(np.asarray(factor, dtype=float))
         self.buffer[0] = 1.0
         self.buffer[1:n + 1] = shift
-        self.buffer[n + 1:] = factor.ravel() if self.dense else np.diag(factor)
+        self.buffer[n + 1:] = body
+
+
+def sparse_rows(factor: np.ndarray) -> np.ndarray:
+    """``factor``'s rows as the sparse buffer: ``n x SPARSE_WIDTH`` values, then columns.
+
+    Unused entries have value 0 and their row's own column; the diagonal comes first, so a
+    diagonal factor computes ``shift + d z`` exactly as a diagonal map does.
+    """
+    n = factor.shape[0]
+    values = np.zeros((n, SPARSE_WIDTH))
+    columns = np.tile(np.arange(n, dtype=float)[:, None], (1, SPARSE_WIDTH))
+    for i in range(n):
+        cols = [i, *[j for j in np.flatnonzero(factor[i]) if j != i]]
+        if len(cols) > SPARSE_WIDTH:
+            raise ValueError(f"row {i} of the factor has {len(cols)} entries; at most "
+                             f"{SPARSE_WIDTH} fit the compiled map above "
+                             "warmstart.DENSE_MAX_DIM coordinates")
+        values[i, :len(cols)] = factor[i, cols]
+        columns[i, :len(cols)] = cols
+    return np.concatenate([values.ravel(), columns.ravel()])
 
 
 def _key_of(fn: Any) -> str | None:
@@ -212,7 +245,7 @@ def _signature(kind: str, n: int, n_exp: int) -> list[str]:
 
 def _affine_map(n: int, dense: bool, slots: int) -> list[str]:
     """Lines computing ``x = shift + L z`` from the buffer (``x = z`` when its flag is 0)."""
-    size = 1 + n + (n * n if dense else n)
+    size = 1 + n + (n * n if dense else 2 * n * SPARSE_WIDTH)
     lines = [
         f"    buf = numba.carray(address_as_void_pointer(u[{slots - 1}]), ({size},), np.float64)",
         f"    z = numba.carray(z_, ({n},))",
@@ -227,7 +260,13 @@ def _affine_map(n: int, dense: bool, slots: int) -> list[str]:
                         "            for j in range(i + 1):",
                         f"                acc += buf[{n + 1} + i * {n} + j] * z[j]",
                         "            x[i] = acc"]
-    return lines + [f"            x[i] = buf[1 + i] + buf[{n + 1} + i] * z[i]"]
+    w, at = SPARSE_WIDTH, n + 1
+    return lines + ["            acc = buf[1 + i]",
+                    f"            for k in range({w}):",
+                    f"                v = buf[{at} + i * {w} + k]",
+                    "                if v != 0.0:",
+                    f"                    acc += v * z[int(buf[{at + n * w} + i * {w} + k])]",
+                    "            x[i] = acc"]
 
 
 def _expand_tail(n_exp: int, call: str) -> list[str]:
@@ -252,15 +291,27 @@ def _logp_tail(n: int, dense: bool, call: str) -> list[str]:
                   f"            for i in range(j, {n}):",
                   f"                acc += buf[{n + 1} + i * {n} + j] * gx[i]",
                   "            out[j] = acc"]
-    else:
-        lines += [f"            out[j] = buf[{n + 1} + j] * gx[j]"]
-    return lines + ["    lpo = numba.carray(logp_, ())",
-                    "    lpo[()] = lp",
-                    "    if not np.all(np.isfinite(out)):",
-                    "        return 3",
-                    "    if not np.isfinite(lp):",
-                    "        return 4",
-                    "    return 0"]
+        return lines + _finite_tail()
+    w, at = SPARSE_WIDTH, n + 1
+    lines += [  # grad_z[c] += L[i, c] grad_x[i] over the stored entries
+        "            out[j] = 0.0",
+        f"        for i in range({n}):",
+        f"            for k in range({w}):",
+        f"                v = buf[{at} + i * {w} + k]",
+        "                if v != 0.0:",
+        f"                    out[int(buf[{at + n * w} + i * {w} + k])] += v * gx[i]"]
+    return lines + _finite_tail()
+
+
+def _finite_tail() -> list[str]:
+    """The density callback's last lines: its log density out, the finiteness checks."""
+    return ["    lpo = numba.carray(logp_, ())",
+            "    lpo[()] = lp",
+            "    if not np.all(np.isfinite(out)):",
+            "        return 3",
+            "    if not np.isfinite(lp):",
+            "        return 4",
+            "    return 0"]
 
 
 def _callback_function(kind: str, inner: Any, names: list[str], all_names: list[str],
@@ -405,7 +456,7 @@ def _callbacks(model: Any) -> dict[str, Any]:
     from . import warmstart
 
     dense = n <= warmstart.DENSE_MAX_DIM
-    buffer = np.zeros(1 + n + (n * n if dense else n))
+    buffer = np.zeros(1 + n + (n * n if dense else 2 * n * SPARSE_WIDTH))
     functions = {
         kind: _callback_function(kind, pt.vm.jit_fn, [v.name for v in pt.get_shared()],
                                  all_names, shared, n, n_exp, dense)

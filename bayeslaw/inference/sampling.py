@@ -115,6 +115,14 @@ def _sample(plan: Plan, data: LossData, settings: SamplerSettings, seed: int,
     t1 = time.perf_counter()
     info: dict[str, Any] = {"compiled": origin(entry, compiles)}
     compiled, start = _nutpie_start(entry, compiled, seed, settings)
+    if settings.pilot:
+        from .metric import pilot_metric
+
+        compiled, pilot = pilot_metric(entry.density, compiled, seed, settings.pilot,
+                                       settings.chains, settings.target_accept, fit_cores())
+        info |= {"pilot_s": pilot.seconds, "pilot_steps": list(pilot.steps),
+                 "pilot_step_size": list(pilot.step_size),
+                 "pilot_largest_block": pilot.largest_block}
     t2 = time.perf_counter()
     low_rank = plan.prefers_low_rank if settings.low_rank == "auto" else settings.low_rank
     idata = nutpie.sample(
@@ -340,6 +348,8 @@ def timing_line(method: str, info: Mapping[str, Any]) -> str:
                      f"{info['start_s']:.1f} s" + (
                          f" ({', '.join(held)} held at the prior's median: the mode was in "
                          "a funnel's neck)" if held else ""))
+    if "pilot_s" in info:
+        parts.append(f"pilot {info['pilot_s']:.1f} s (within the warm start)")
     if "sample_s" in info:
         parts.append(f"{'sampling' if method == 'nuts' else method} {info['sample_s']:.1f} s")
     label = "" if method == "nuts" else f" ({method}, approximate)"

@@ -276,17 +276,25 @@ def standardized(density: Any, compiled: Any, mode: Mode) -> Any:
     if int(compiled.n_dim) != density.n:
         raise ValueError("the compiled model does not match this density")
     density.standardize(mode.point, mode.factor())
+    return standard_start(compiled)
+
+
+def standard_start(compiled: Any) -> Any:
+    """``compiled`` with each chain started at ``z ~ N(0, I)`` (seeded by nutpie per chain).
+
+    Where the density or gradient is not finite there (a heavy-tailed direction reaching an
+    overflow), a draw closer to ``z = 0``, down to ``z = 0`` itself.
+    """
     logp = LogDensity(compiled)
+    n = int(compiled.n_dim)
 
     def start(seed: Any) -> np.ndarray:
-        # a Laplace draw; where its density or gradient is not finite (a heavy-tailed
-        # direction reaching an overflow), a draw closer to the mode, down to the mode
-        z = np.random.default_rng(seed).standard_normal(density.n)
+        z = np.random.default_rng(seed).standard_normal(n)
         for shrink in (1.0, 0.5, 0.25, 0.1):
             value, grad = logp(shrink * z)
             if np.isfinite(value) and np.all(np.isfinite(grad)):
                 return shrink * z
-        return np.zeros(density.n)
+        return np.zeros(n)
 
     return dataclasses.replace(compiled, initial_point_func=start)
 

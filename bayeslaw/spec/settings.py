@@ -70,6 +70,10 @@ class SamplerSettings:
     init : {"mode", "prior"}
         Start the chains at the posterior's mode (:mod:`bayeslaw.inference.warmstart`) or at the
         prior's centre.
+    pilot : int
+        ``0``: none.  ``P > 0``: a pilot run of ``P`` tuning steps and ``P`` draws per chain
+        first, whose draws' covariance within each group level's coordinates becomes the
+        fit's metric (:mod:`bayeslaw.inference.metric`); nutpie only.
     """
 
     draws: int = C.DEFAULT_DRAWS
@@ -82,10 +86,11 @@ class SamplerSettings:
     slope_split: tuple[str, ...] = ()
     centered_values: bool | str = False
     init: str = "mode"
+    pilot: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("draws", "tune", "chains"):
-            value, least = getattr(self, name), 0 if name == "tune" else 1
+        for name in ("draws", "tune", "chains", "pilot"):
+            value, least = getattr(self, name), 0 if name in ("tune", "pilot") else 1
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
                 raise SpecError(f"sampler.{name} must be a whole number >= {least}, got "
                                 f"{value!r}")
@@ -100,6 +105,10 @@ class SamplerSettings:
         if not isinstance(self.centered_values, bool) and self.centered_values != "offset":
             raise SpecError(f"sampler.centered_values must be true, false or \"offset\", got "
                             f"{self.centered_values!r}")
+        if self.pilot and self.backend != "nutpie":
+            raise SpecError(f"sampler.pilot = {self.pilot} needs backend = \"nutpie\" (the "
+                            f"pilot's metric is written into nutpie's compiled model); set "
+                            f"pilot = 0 for backend {self.backend!r}")
         if self.init not in INITS:
             raise SpecError(f"sampler.init must be \"mode\" (chains start near the posterior's "
                             f"mode) or \"prior\" (at the prior's centre), got {self.init!r}")

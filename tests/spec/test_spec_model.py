@@ -450,6 +450,12 @@ def test_sampler_settings_round_trip_and_sum_split_errors():
         load_spec({"law": "chinchilla", "sampler": {"sum_split": 3}})
     with pytest.raises(SpecError, match=r"unknown key\(s\) \['draw'\] in \[sampler\]"):
         load_spec({"law": "chinchilla", "sampler": {"draw": 10}})
+    piloted = load_spec({"law": "chinchilla", "sampler": {"pilot": 200}})
+    assert piloted.sampler.pilot == 200 and load_spec(piloted.to_dict()) == piloted
+    with pytest.raises(SpecError, match="sampler.pilot must be a whole number >= 0, got -1"):
+        load_spec({"law": "chinchilla", "sampler": {"pilot": -1}})
+    with pytest.raises(SpecError, match="sampler.pilot = 200 needs backend = \"nutpie\""):
+        load_spec({"law": "chinchilla", "sampler": {"pilot": 200, "backend": "pymc"}})
 
 
 @pytest.mark.parametrize("name", ["looped_total", "curve_bend", "curve_bend_population"])

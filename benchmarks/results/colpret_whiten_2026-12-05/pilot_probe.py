@@ -1,0 +1,56 @@
+"""ColPret's context (a subset) fitted pooled through the library's ``sampler.pilot``.
+
+Run from the repository root::
+
+    [SPEC_PILOT=P] [SPEC_NU=V] python \
+        benchmarks/results/colpret_whiten_2026-12-05/pilot_probe.py SUBSET
+
+``SUBSET`` as in ``whiten.py`` (``worst``, a numpy seed drawing 24 curves, or ``all``); each
+curve's context only, thinned to 24 points, no target row read.  ``SPEC_PILOT``: the
+shipped ``curve_bend`` with ``sampler.pilot = P`` (:mod:`bayeslaw.inference.metric`).
+``SPEC_NU``: a diagnosis only, the Student-t's ``nu`` held near ``V`` (a Gamma prior of sd
+0.005 V: the spec takes no fixed nu).  Prints the fit's diagnostics, step sizes, leapfrog
+steps and the posterior median of ``nu``.
+"""
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/
+import bench_peers as bp  # noqa: E402
+
+which = sys.argv[1]
+args = bp.parse_args(["--datasets", "ColPret", "--seed", "1", "--max-context", "24"])
+d = bp.bench_spec("curve_bend").to_dict()
+if os.environ.get("SPEC_PILOT"):
+    d["sampler"]["pilot"] = int(os.environ["SPEC_PILOT"])
+if os.environ.get("SPEC_NU"):
+    v = float(os.environ["SPEC_NU"])
+    d["likelihood"]["nu"] = {"dist": "Gamma", "alpha": 40000.0, "beta": 40000.0 / v}
+spec = bp.bl.ModelSpec.from_dict(d)
+frame = bp.prepared(bp.DATA, "ColPret", args)
+runs = sorted(frame.run.unique())
+WORST = ("pythia-70m", "pythia-2.8b-deduped", "GPT-3 Large", "pythia-1b-v0")
+if which == "worst":
+    keep = [r for r in runs if r.split("|")[-1] in WORST]
+elif which == "all":
+    keep = runs
+else:
+    keep = list(np.random.default_rng(int(which)).choice(runs, 24, replace=False))
+ctx = frame[(frame.role == "context") & frame.run.isin(keep)]
+t0 = time.perf_counter()
+fit = bp.fit_context(ctx, spec, args)
+print(f"fit seconds {time.perf_counter() - t0:.1f}; curves {len(keep)}; "
+      f"pilot {d['sampler'].get('pilot', 0)}; nu {os.environ.get('SPEC_NU', 'prior')}")
+sampling = fit.provenance["sampling"]
+print({k: v for k, v in sampling.items() if k.startswith("pilot")})
+print(fit.diagnostics)
+stats = fit.idata.sample_stats
+for k in ("step_size", "n_steps"):
+    print(k, np.round(stats[k].values.astype(float).mean(axis=1), 4).tolist())
+if "nu" in fit.idata.posterior:
+    print("nu median", float(fit.idata.posterior["nu"].median()))
