@@ -34,7 +34,8 @@ the blocks of :mod:`bayeslaw.inference.metric`); ``flag = 0`` is the identity (t
 density, as nutpie's own compiled model computes it), which the mode search uses.  nutpie's
 private helpers are pinned by the ``nutpie`` bound in ``pyproject.toml``;
 ``tests/test_compiled.py`` checks the raw density, its gradient and the expansion against the
-PyMC model (the tests' small sweep, default spec), and that a cold and a warm process load both callbacks and draw the same.
+PyMC model (the tests' small sweep, default spec), and that a cold and a warm process load
+both callbacks and draw the same.
 """
 
 from __future__ import annotations
