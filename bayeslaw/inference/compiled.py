@@ -28,9 +28,9 @@ So this module builds the same compiled model itself:
 
 The affine map's buffer ``[flag, shift (n), factor]`` is owned by the returned
 :class:`Density` and its address stored in ``user_data``: the factor is ``L`` (n x n
-row-major) up to warmstart.DENSE_MAX_DIM coordinates, above it ``L`` sparse, at most
-:data:`SPARSE_WIDTH` entries a row (their values, then their columns: a diagonal scale, or
-the blocks of :mod:`bayeslaw.inference.metric`); ``flag = 0`` is the identity (the raw
+row-major, any invertible matrix) up to warmstart.DENSE_MAX_DIM coordinates, above it ``L``
+sparse, at most :data:`SPARSE_WIDTH` entries a row (their values, then their columns: a
+diagonal scale, or the blocks of :mod:`bayeslaw.inference.metric`); ``flag = 0`` is the identity (the raw
 density, as nutpie's own compiled model computes it), which the mode search uses.  nutpie's
 private helpers are pinned by the ``nutpie`` bound in ``pyproject.toml``;
 ``tests/test_compiled.py`` checks the raw density, its gradient and the expansion against the
@@ -53,7 +53,7 @@ import numpy as np
 CODE_VERSION = "bayeslaw-density-2"
 
 #: Entries per row of the affine map's factor above warmstart.DENSE_MAX_DIM coordinates.
-SPARSE_WIDTH = 8
+SPARSE_WIDTH = 16
 
 _digamma_registered = False
 
@@ -131,7 +131,8 @@ class Density:
     buffer : ndarray
         ``[flag, shift, factor]``; written by :meth:`identity` and :meth:`standardize`.
     dense : bool
-        Whether the factor is the dense lower-triangular ``L`` (else its diagonal).
+        Whether the factor is stored dense (n x n), or sparse by rows above
+        warmstart.DENSE_MAX_DIM coordinates.
     in_child : bool
         Whether a child process compiled the callbacks just before this one loaded them.
     from_disk : bool
@@ -159,7 +160,9 @@ class Density:
         self.buffer[:] = 0.0
 
     def standardize(self, shift: np.ndarray, factor: np.ndarray) -> None:
-        """``x = shift + factor @ z`` (``factor`` lower-triangular, n x n).
+        """``x = shift + factor @ z``, ``factor`` n x n and invertible.
+
+        The warm start's factor is lower-triangular, a pilot's is not.
 
         Above warmstart.DENSE_MAX_DIM coordinates each row of ``factor`` may hold at most
         :data:`SPARSE_WIDTH` nonzero entries (a ValueError otherwise).
@@ -256,9 +259,9 @@ def _affine_map(n: int, dense: bool, slots: int) -> list[str]:
         "    else:",
         f"        for i in range({n}):",
     ]
-    if dense:
+    if dense:  # every column: a pilot's factor is not triangular (bayeslaw.inference.metric)
         return lines + ["            acc = buf[1 + i]",
-                        "            for j in range(i + 1):",
+                        f"            for j in range({n}):",
                         f"                acc += buf[{n + 1} + i * {n} + j] * z[j]",
                         "            x[i] = acc"]
     w, at = SPARSE_WIDTH, n + 1
@@ -289,7 +292,7 @@ def _logp_tail(n: int, dense: bool, call: str) -> list[str]:
              ]
     if dense:
         lines += ["            acc = 0.0",
-                  f"            for i in range(j, {n}):",
+                  f"            for i in range({n}):",
                   f"                acc += buf[{n + 1} + i * {n} + j] * gx[i]",
                   "            out[j] = acc"]
         return lines + _finite_tail()

@@ -15,7 +15,8 @@ block (:func:`coordinate_blocks`: the coordinates of every variable indexed by o
 level ``i`` form block ``i`` of that group; every other coordinate is a block of its own),
 and has the fit sample ``z`` with ``x = mean + L z``, ``L L^T`` that block covariance,
 through the compiled model's affine map (:class:`bayeslaw.inference.compiled.Density`): the
-dense Stan-style metric restricted to blocks.  The map is affine, so the posterior is the
+dense Stan-style metric, kept within blocks and between blocks and the globals.  The map
+is affine, so the posterior is the
 same; nutpie still adapts its diagonal on ``z``.  The pilot's draws are discarded.
 """
 
@@ -63,29 +64,60 @@ def coordinate_blocks(compiled: Any) -> np.ndarray:
 
 def block_factor(draws: np.ndarray, block: np.ndarray, width: int | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """``(mean, L)`` of ``draws`` (draws x coordinates) with covariance kept within blocks.
+    """``(mean, L)``: the metric of ``draws`` (draws x coordinates), ``x = mean + L z``.
 
-    A block of more than ``width`` coordinates (the compiled map's row limit, None: no
-    limit) keeps only its variances.  A block whose covariance is not positive definite (too
-    few distinct draws) keeps its variances too; a coordinate that did not move gets
-    variance 1.
+    The coordinates alone in their block are the globals ``g``: ``x_g = mean_g + L_g z_g``,
+    ``L_g`` the Cholesky factor of their covariance.  Each block ``b`` of more coordinates
+    is its regression on the whitened globals plus its own residual:
+    ``x_b = mean_b + D_b z_g + L_b z_b``, ``D_b = cov(x_b, z_g)`` (kept for the globals
+    with the largest coefficients, as many as the row fits) and ``L_b L_b^T`` the residual
+    covariance.  So within a block the draws' covariance is kept, and between a block and
+    the globals (a shared noise parameter and every curve's scale) too, but not between two
+    blocks except through the globals.  ``L`` is block-triangular with invertible blocks,
+    hence invertible.
+
+    ``width``: the most nonzero entries a row may hold (the compiled map's), None: no limit.
+    A block or a set of globals that does not fit, or whose covariance is not positive
+    definite (too few distinct draws), keeps its variances only; a coordinate that did not
+    move gets variance 1.
     """
     mean = draws.mean(axis=0)
-    n = draws.shape[1]
-    factor = np.zeros((n, n))
-    var = draws.var(axis=0, ddof=1)
+    centred = draws - mean
+    m, n = draws.shape
+    limit = n if width is None else width
+    var = centred.var(axis=0, ddof=1)
     var = np.where(var > 0, var, 1.0)
-    for label in np.unique(block):
+    labels, counts = np.unique(block, return_counts=True)
+    glob = np.flatnonzero(np.isin(block, labels[counts == 1]))
+    factor = np.zeros((n, n))
+    factor[glob, glob] = np.sqrt(var[glob])
+    if 1 < len(glob) <= limit:
+        chol = _cholesky(np.cov(centred[:, glob], rowvar=False))
+        if chol is not None:
+            factor[np.ix_(glob, glob)] = chol
+    whitened = (np.linalg.solve(factor[np.ix_(glob, glob)], centred[:, glob].T).T
+                if len(glob) else np.zeros((m, 0)))
+    for label in labels[counts > 1]:
         idx = np.flatnonzero(block == label)
-        part = np.diag(np.sqrt(var[idx]))
-        if len(idx) > 1 and (width is None or len(idx) <= width):
-            cov = np.cov(draws[:, idx], rowvar=False)
-            try:
-                part = np.linalg.cholesky(cov)
-            except np.linalg.LinAlgError:
-                pass
-        factor[np.ix_(idx, idx)] = part
+        factor[idx, idx] = np.sqrt(var[idx])
+        if len(idx) > limit:
+            continue
+        coef = centred[:, idx].T @ whitened / (m - 1)  # cov(x_b, z_g)
+        keep = np.argsort(-np.linalg.norm(coef, axis=0), kind="stable")[:limit - len(idx)]
+        coef = coef[:, keep]
+        chol = _cholesky(np.cov(centred[:, idx], rowvar=False) - coef @ coef.T)
+        if chol is not None:
+            factor[np.ix_(idx, idx)] = chol
+            factor[np.ix_(idx, glob[keep])] = coef
     return mean, factor
+
+
+def _cholesky(cov: np.ndarray) -> np.ndarray | None:
+    """The lower Cholesky factor of ``cov``, or None where it is not positive definite."""
+    try:
+        return np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        return None
 
 
 def current_map(density: Any) -> tuple[np.ndarray, np.ndarray]:
