@@ -28,14 +28,14 @@ So this module builds the same compiled model itself:
 
 The affine map's buffer ``[flag, shift (n), factor]`` is owned by the returned
 :class:`Density` and its address stored in ``user_data``: the factor is ``L`` (n x n
-row-major, any invertible matrix) up to warmstart.DENSE_MAX_DIM coordinates, above it ``L``
-sparse, at most :data:`SPARSE_WIDTH` entries a row (their values, then their columns: a
-diagonal scale, or the blocks of :mod:`bayeslaw.inference.metric`); ``flag = 0`` is the identity (the raw
-density, as nutpie's own compiled model computes it), which the mode search uses.  nutpie's
-private helpers are pinned by the ``nutpie`` bound in ``pyproject.toml``;
-``tests/test_compiled.py`` checks the raw density, its gradient and the expansion against the
-PyMC model (the tests' small sweep, default spec), and that a cold and a warm process load
-both callbacks and draw the same.
+row-major, any invertible matrix) up to warmstart.DENSE_MAX_DIM coordinates, above it
+``L`` sparse, at most :data:`SPARSE_WIDTH` entries a row (their values, then their
+columns: a diagonal scale, or the blocks of :mod:`bayeslaw.inference.metric`);
+``flag = 0`` is the identity (the raw density, as nutpie's own compiled model computes it),
+which the mode search uses.  nutpie's private helpers are pinned by the ``nutpie`` bound in
+``pyproject.toml``; ``tests/test_compiled.py`` checks the raw density, its gradient and the
+expansion against the PyMC model (the tests' small sweep, default spec), and that a cold and
+a warm process load both callbacks and draw the same.
 """
 
 from __future__ import annotations
