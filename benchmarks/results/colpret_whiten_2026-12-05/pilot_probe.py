@@ -8,6 +8,9 @@ Run from the repository root::
 ``SUBSET`` as in ``whiten.py`` (``worst``, a numpy seed drawing 24 curves, or ``all``); each
 curve's context only, thinned to 24 points, no target row read.  ``SPEC_PILOT``: the
 shipped ``curve_bend`` with ``sampler.pilot = P`` (:mod:`bayeslaw.inference.metric`).
+With ``nu_by_run_hack.patch`` applied and ``BAYESLAW_NU_BY_RUN=1``: a scratch
+diagnosis, nu per curve (log nu_r ~ N(log nu, nu_spread), nu_spread ~ HalfNormal(0.5)),
+the graph only (the fit's log-likelihood and forecasts still read the one ``nu``).
 ``SPEC_NU``: a diagnosis only, the Student-t's ``nu`` held near ``V`` (a Gamma prior of sd
 0.005 V: the spec takes no fixed nu).  Prints the fit's diagnostics, step sizes, leapfrog
 steps and the posterior median of ``nu``.
@@ -54,3 +57,8 @@ for k in ("step_size", "n_steps"):
     print(k, np.round(stats[k].values.astype(float).mean(axis=1), 4).tolist())
 if "nu" in fit.idata.posterior:
     print("nu median", float(fit.idata.posterior["nu"].median()))
+if "nu_run" in fit.idata.posterior:  # nu_by_run_hack.patch applied, BAYESLAW_NU_BY_RUN=1
+    per_run = fit.idata.posterior["nu_run"].median(("chain", "draw")).values
+    print("nu_run medians: quartiles", np.round(np.quantile(per_run, [0, 0.25, 0.5, 0.75, 1]),
+                                                 2).tolist(),
+          "nu_spread median", float(fit.idata.posterior["nu_spread"].median()))
