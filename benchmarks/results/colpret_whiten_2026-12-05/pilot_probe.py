@@ -11,6 +11,7 @@ shipped ``curve_bend`` with ``sampler.pilot = P`` (:mod:`bayeslaw.inference.metr
 With ``nu_by_run_hack.patch`` applied and ``BAYESLAW_NU_BY_RUN=1``: a scratch
 diagnosis, nu per curve (log nu_r ~ N(log nu, nu_spread), nu_spread ~ HalfNormal(0.5)),
 the graph only (the fit's log-likelihood and forecasts still read the one ``nu``).
+``SPEC_NU_LOGNORMAL=M,S``: nu ~ LogNormal(log M, S) (a prior change, for a diagnosis).
 ``SPEC_NU``: a diagnosis only, the Student-t's ``nu`` held near ``V`` (a Gamma prior of sd
 0.005 V: the spec takes no fixed nu).  Prints the fit's diagnostics, step sizes, leapfrog
 steps and the posterior median of ``nu``.
@@ -34,6 +35,9 @@ if os.environ.get("SPEC_PILOT"):
 if os.environ.get("SPEC_NU"):
     v = float(os.environ["SPEC_NU"])
     d["likelihood"]["nu"] = {"dist": "Gamma", "alpha": 40000.0, "beta": 40000.0 / v}
+if os.environ.get("SPEC_NU_LOGNORMAL"):  # "MEDIAN,SIGMA": nu ~ LogNormal(log MEDIAN, SIGMA)
+    median, sd = (float(v) for v in os.environ["SPEC_NU_LOGNORMAL"].split(","))
+    d["likelihood"]["nu"] = {"dist": "LogNormal", "mu": float(np.log(median)), "sigma": sd}
 spec = bp.bl.ModelSpec.from_dict(d)
 frame = bp.prepared(bp.DATA, "ColPret", args)
 runs = sorted(frame.run.unique())
@@ -48,7 +52,7 @@ ctx = frame[(frame.role == "context") & frame.run.isin(keep)]
 t0 = time.perf_counter()
 fit = bp.fit_context(ctx, spec, args)
 print(f"fit seconds {time.perf_counter() - t0:.1f}; curves {len(keep)}; "
-      f"pilot {d['sampler'].get('pilot', 0)}; nu {os.environ.get('SPEC_NU', 'prior')}")
+      f"pilot {d['sampler'].get('pilot', 0)}; nu {d['likelihood']['nu']}")
 sampling = fit.provenance["sampling"]
 print({k: v for k, v in sampling.items() if k.startswith("pilot")})
 print(fit.diagnostics)
