@@ -25,10 +25,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # common.py
 import bench_peers as bp  # noqa: E402
+import common  # noqa: E402
 
 which = sys.argv[1]
-args = bp.parse_args(["--datasets", "ColPret", "--seed", "1", "--max-context", "24"])
+args, ctx, keep = common.subset(which)
 d = bp.bench_spec("curve_bend").to_dict()
 if os.environ.get("SPEC_PILOT"):
     d["sampler"]["pilot"] = int(os.environ["SPEC_PILOT"])
@@ -39,26 +41,13 @@ if os.environ.get("SPEC_NU_LOGNORMAL"):  # "MEDIAN,SIGMA": nu ~ LogNormal(log ME
     median, sd = (float(v) for v in os.environ["SPEC_NU_LOGNORMAL"].split(","))
     d["likelihood"]["nu"] = {"dist": "LogNormal", "mu": float(np.log(median)), "sigma": sd}
 spec = bp.bl.ModelSpec.from_dict(d)
-frame = bp.prepared(bp.DATA, "ColPret", args)
-runs = sorted(frame.run.unique())
-WORST = ("pythia-70m", "pythia-2.8b-deduped", "GPT-3 Large", "pythia-1b-v0")
-if which == "worst":
-    keep = [r for r in runs if r.split("|")[-1] in WORST]
-elif which == "all":
-    keep = runs
-else:
-    keep = list(np.random.default_rng(int(which)).choice(runs, 24, replace=False))
-ctx = frame[(frame.role == "context") & frame.run.isin(keep)]
 t0 = time.perf_counter()
 fit = bp.fit_context(ctx, spec, args)
 print(f"fit seconds {time.perf_counter() - t0:.1f}; curves {len(keep)}; "
       f"pilot {d['sampler'].get('pilot', 0)}; nu {d['likelihood']['nu']}")
 sampling = fit.provenance["sampling"]
 print({k: v for k, v in sampling.items() if k.startswith("pilot")})
-print(fit.diagnostics)
-stats = fit.idata.sample_stats
-for k in ("step_size", "n_steps"):
-    print(k, np.round(stats[k].values.astype(float).mean(axis=1), 4).tolist())
+common.print_sampler(fit)
 if "nu" in fit.idata.posterior:
     print("nu median", float(fit.idata.posterior["nu"].median()))
 if "nu_run" in fit.idata.posterior:  # nu_by_run_hack.patch applied, BAYESLAW_NU_BY_RUN=1

@@ -16,7 +16,6 @@ map of the warm start, :class:`bayeslaw.inference.compiled.Density`).  The same 
 density: only the coordinates nutpie moves in change (a constant Jacobian).
 """
 
-import dataclasses
 import os
 import sys
 import time
@@ -25,31 +24,23 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # common.py
 import bench_peers as bp  # noqa: E402
+import common  # noqa: E402
 import nutpie  # noqa: E402
 
 from bayeslaw.inference import sampling  # noqa: E402
-from bayeslaw.inference.warmstart import LogDensity  # noqa: E402
+from bayeslaw.inference.warmstart import standard_start  # noqa: E402
 
 which = sys.argv[1]
 pilot = (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else None
-args = bp.parse_args(["--datasets", "ColPret", "--seed", "1", "--max-context", "24"])
+args, ctx, keep = common.subset(which)
 spec = bp.bench_spec("curve_bend")
 if os.environ.get("SPEC_FAMILY"):  # a diagnosis only: the noise family swapped
     d = spec.to_dict()
     d["likelihood"]["family"] = os.environ["SPEC_FAMILY"]
     d["likelihood"].pop("nu", None)
     spec = bp.bl.ModelSpec.from_dict(d)
-frame = bp.prepared(bp.DATA, "ColPret", args)
-runs = sorted(frame.run.unique())
-WORST = ("pythia-70m", "pythia-2.8b-deduped", "GPT-3 Large", "pythia-1b-v0")
-if which == "worst":
-    keep = [r for r in runs if r.split("|")[-1] in WORST]
-elif which == "all":
-    keep = runs
-else:
-    keep = list(np.random.default_rng(int(which)).choice(runs, 24, replace=False))
-ctx = frame[(frame.role == "context") & frame.run.isin(keep)]
 R = len(keep)
 INFO = {}
 ROUNDS = int(os.environ.get('WHITEN_ROUNDS', '1'))
@@ -91,17 +82,7 @@ def whitened_start(entry, compiled, seed, settings):
         cov[np.diag_indices(n)] += 1e-10
         shift, factor = x.mean(axis=0), np.linalg.cholesky(cov)
         density.standardize(shift, factor)
-    logp = LogDensity(compiled)
-
-    def start(s):
-        z = np.random.default_rng(s).standard_normal(n)
-        for shrink in (1.0, 0.5, 0.25, 0.1):
-            value, grad = logp(shrink * z)
-            if np.isfinite(value) and np.all(np.isfinite(grad)):
-                return shrink * z
-        return np.zeros(n)
-
-    return dataclasses.replace(compiled, initial_point_func=start), None
+    return standard_start(compiled), None
 
 
 if pilot is not None:
@@ -109,7 +90,4 @@ if pilot is not None:
 t0 = time.perf_counter()
 fit = bp.fit_context(ctx, spec, args)
 print(f"fit seconds {time.perf_counter() - t0:.1f}; curves {R}; pilot {pilot}; {INFO}")
-print(fit.diagnostics)
-stats = fit.idata.sample_stats
-for k in ("step_size", "n_steps"):
-    print(k, np.round(stats[k].values.astype(float).mean(axis=1), 4).tolist())
+common.print_sampler(fit)
