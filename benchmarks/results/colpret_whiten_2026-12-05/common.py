@@ -2,6 +2,7 @@
 printout of the sampler's step sizes and leapfrog steps (factored out after the runs of the
 README; the same code as each script had)."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -17,7 +18,8 @@ WORST = ("pythia-70m", "pythia-2.8b-deduped", "GPT-3 Large", "pythia-1b-v0")
 
 def subset(which):
     """``(args, context rows, curves kept)``: ``worst``, ``all`` or 24 curves drawn with
-    numpy seed ``which``; each curve's context thinned to 24 points, no target row read."""
+    numpy seed ``which``; each curve's context thinned to 24 points, no target row read.
+    With ``DROP_FIRST=1`` each curve's first context point (its smallest x) is left out."""
     args = bp.parse_args(["--datasets", "ColPret", "--seed", "1", "--max-context", "24"])
     frame = bp.prepared(bp.DATA, "ColPret", args)
     runs = sorted(frame.run.unique())
@@ -27,7 +29,11 @@ def subset(which):
         keep = runs
     else:
         keep = list(np.random.default_rng(int(which)).choice(runs, 24, replace=False))
-    return args, frame[(frame.role == "context") & frame.run.isin(keep)], keep
+    context = frame[(frame.role == "context") & frame.run.isin(keep)]
+    if os.environ.get("DROP_FIRST"):  # a diagnosis: each curve's first context x left out
+        first = context.groupby("run")["D"].transform("min")
+        context = context[context["D"] > first]
+    return args, context, keep
 
 
 def print_sampler(fit):
