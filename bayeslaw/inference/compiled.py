@@ -176,6 +176,20 @@ class Density:
         self.buffer[1:n + 1] = shift
         self.buffer[n + 1:] = body
 
+    def current(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(shift, factor)`` of the map as written now (the identity: zeros and I)."""
+        n, buf = self.n, self.buffer
+        if buf[0] == 0.0:
+            return np.zeros(n), np.eye(n)
+        if self.dense:
+            return buf[1:n + 1].copy(), buf[n + 1:].reshape(n, n).copy()
+        values = buf[n + 1:n + 1 + n * SPARSE_WIDTH].reshape(n, SPARSE_WIDTH)
+        columns = buf[n + 1 + n * SPARSE_WIDTH:].reshape(n, SPARSE_WIDTH).astype(int)
+        factor = np.zeros((n, n))
+        np.add.at(factor, (np.repeat(np.arange(n), SPARSE_WIDTH), columns.ravel()),
+                  values.ravel())
+        return buf[1:n + 1].copy(), factor
+
 
 def sparse_rows(factor: np.ndarray) -> np.ndarray:
     """``factor``'s rows as the sparse buffer: ``n x SPARSE_WIDTH`` values, then columns.

@@ -121,25 +121,6 @@ def _cholesky(cov: np.ndarray) -> np.ndarray | None:
         return None
 
 
-def current_map(density: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(shift, L)`` of ``density``'s affine map as written now (identity: zeros, I)."""
-    from .compiled import SPARSE_WIDTH
-
-    n, buf = density.n, density.buffer
-    if buf[0] == 0.0:
-        return np.zeros(n), np.eye(n)
-    shift = buf[1:n + 1].copy()
-    if density.dense:
-        return shift, buf[n + 1:].reshape(n, n).copy()
-    values = buf[n + 1:n + 1 + n * SPARSE_WIDTH].reshape(n, SPARSE_WIDTH)
-    columns = buf[n + 1 + n * SPARSE_WIDTH:].reshape(n, SPARSE_WIDTH).astype(int)
-    factor = np.zeros((n, n))
-    for i in range(n):
-        for k in range(SPARSE_WIDTH):
-            factor[i, columns[i, k]] += values[i, k]
-    return shift, factor
-
-
 def pilot_metric(density: Any, compiled: Any, seed: int, length: int, chains: int,
                  target_accept: float, cores: int | None) -> tuple[Any, Pilot]:
     """Run the pilot, write its block metric into ``density``; the model to sample.
@@ -156,7 +137,7 @@ def pilot_metric(density: Any, compiled: Any, seed: int, length: int, chains: in
     from .warmstart import standard_start
 
     t0 = time.perf_counter()
-    shift, factor = current_map(density)
+    shift, factor = density.current()
     trace = nutpie.sample(compiled, tune=length, draws=length, chains=chains, cores=cores,
                           seed=int(seed) + PILOT_SEED_OFFSET, progress_bar=False,
                           target_accept=float(target_accept), store_unconstrained=True,

@@ -72,8 +72,9 @@ class SamplerSettings:
         prior's centre.
     pilot : int
         ``0``: none.  ``P > 0``: a pilot run of ``P`` tuning steps and ``P`` draws per chain
-        first, whose draws' covariance within each group level's coordinates becomes the
-        fit's metric (:mod:`bayeslaw.inference.metric`); nutpie only.
+        first, whose draws' covariance (within each group level's coordinates, and
+        between them and the global ones) becomes the fit's metric
+        (:mod:`bayeslaw.inference.metric`); nutpie only.
     """
 
     draws: int = C.DEFAULT_DRAWS

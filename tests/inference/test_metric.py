@@ -12,7 +12,6 @@ from bayeslaw.inference.compiled import SPARSE_WIDTH, compile_model, sparse_rows
 from bayeslaw.inference.metric import (
     block_factor,
     coordinate_blocks,
-    current_map,
     pilot_metric,
 )
 from bayeslaw.inference.warmstart import LogDensity
@@ -121,7 +120,7 @@ def test_a_pilot_metric_samples_the_exact_posterior(monkeypatch, dense):
     compiled, pilot = pilot_metric(density, raw, seed=3, length=300, chains=2,
                                    target_accept=0.8, cores=1)
     assert pilot.largest_block == 2 and len(pilot.steps) == 2
-    shift, factor = current_map(density)
+    shift, factor = density.current()
     kept = factor @ factor.T
     a, b = raw.shape_info[1][a0].start, raw.shape_info[1][b0].start
     for i in range(RUNS):
