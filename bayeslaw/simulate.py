@@ -26,6 +26,7 @@ from .model.arithmetic import link_value
 from .model.noise import draw_curves, noise_scale, previous_rows, standard_noise
 from .spec.catalog import load_spec
 from .spec.model_spec import ModelSpec
+from .spec.parts import FAMILY_PARAMS
 
 #: True coefficients of the bundled synthetic looped-LM sweep (centered scale of the
 #: default spec: a, b, c are loss contributions at N=3e8, D=1e9, T_m=4).
@@ -71,8 +72,8 @@ def design(N: Sequence[float], T_m: Sequence[float] | None, D: Sequence[float]) 
 def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], *,
              effect_sd: Mapping[str, float] | None = None, sigma: float = 0.02,
              sigma_spread: float = 0.3, nu: float = 6.0, sigma_decay: float = 0.0,
-             ar1: float = 0.0, seed: int | np.random.Generator = 0
-             ) -> tuple[pd.DataFrame, Truth]:
+             ar1: float = 0.0, outlier_share: float = 0.05, outlier_scale: float = 9.0,
+             seed: int | np.random.Generator = 0) -> tuple[pd.DataFrame, Truth]:
     """Simulate losses for the rows of ``table`` from ``spec``'s law and hierarchy.
 
     Parameters
@@ -89,6 +90,9 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
     sigma, sigma_spread, nu : float
         Noise: per-run scale ``sigma * exp(sigma_spread * z)``; Student-t ``nu`` if the spec's
         family is ``student_t``.
+    outlier_share, outlier_scale : float
+        With the spec's family ``contaminated``: the share of points whose noise scale is
+        ``1 + outlier_scale`` times the run's.
     sigma_decay, ar1 : float
         Noise scale falling as ``(D / D_ref) ** -sigma_decay``; AR(1) correlation of
         consecutive standardised residuals of a run (rows must be sorted by run, then D).
@@ -114,7 +118,8 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
         uniq = np.array(sorted(set(levels.tolist())))
         per = link_value(np, sigma, "log", [sigma_spread * rng.normal(size=len(uniq))])
         scale_run = per[np.searchsorted(uniq, levels)]
-    eps = standard_noise(rng, lk.family, (len(out),), nu)
+    own = {"nu": nu, "outlier_share": outlier_share, "outlier_scale": outlier_scale}
+    eps = standard_noise(rng, lk.family, (len(out),), *(own[k] for k in FAMILY_PARAMS[lk.family]))
     log_d = (np.log(out[C.D].to_numpy(float) / spec.reference[C.D]) if sigma_decay else None)
     scale = noise_scale(np, scale_run[run_idx], log_d=log_d, decay=sigma_decay or None,
                         mu=mu if lk.sigma_relative else None)

@@ -14,7 +14,8 @@ Graph layout (names used in the posterior):
   levels' values ``<p>_by_<g>_value`` (the deviations derived);
 * ``<p>_run``: the parameter per run when it has effects;
 * ``sigma`` (and ``sigma_spread``, ``sigma_log_dev`` or ``sigma_z``, ``sigma_run`` per
-  run; a fraction of the law's value with ``sigma_relative``), ``nu``; ``sigma_decay``
+  run; a fraction of the law's value with ``sigma_relative``), ``nu`` (Student-t) or
+  ``outlier_share`` / ``outlier_scale`` (contaminated normal); ``sigma_decay``
   (noise falling with D) and ``ar1`` (within-run residual correlation) or ``walk`` /
   ``walk_start`` / ``walk_hurst`` (a run's residual drifting as a random walk in log D) when
   the spec asks;
@@ -45,7 +46,14 @@ from ..data.table import LossData
 from ..errors import SpecError
 from ..laws.multi_power import NODE_COLUMNS, PAIRS, LevelPairs, level_pairs
 from .arithmetic import correlation_cholesky, link_of, link_value, mvn_chol_logp, vine_shapes
-from .noise import conditional_terms, curve_random, density_terms, noise_scale, walk_variance
+from .noise import (
+    FAMILY_PARAMS,
+    conditional_terms,
+    curve_random,
+    density_terms,
+    noise_scale,
+    walk_variance,
+)
 from .plan import Plan, groups_of, level_dim, level_order, order_name
 from .transforms import (
     offset_logp,
@@ -517,24 +525,24 @@ def curve_logp(family: str) -> Any:
     """The log density of each run's curve, written for the run-major layout.
 
     ``value``, ``loc`` and ``mask`` are ``(R, L)``; ``sigma`` is a scalar, one per run or one
-    per point.  Each run's density is the sum over its (unmasked) points of the Student-t or
-    normal log density; the terms that do not depend on the point (the normalizing constant in
+    per point.  Each run's density is the sum over its (unmasked) points of the family's log
+    density; the terms that do not depend on the point (the normalizing constant in
     ``nu``, the log of a per-run scale) are computed once per run and multiplied by its number
     of points, not evaluated at every point (inputs after ``mask``: ``noise.curve_random``'s).
     """
     import pytensor.tensor as pt
     from pytensor.tensor.special import gammaln
 
-    t = family == "student_t"
+    k = len(FAMILY_PARAMS[family])
 
     def logp(value: Any, loc: Any, sigma: Any, *rest: Any) -> Any:
-        mask = rest[1 if t else 0]
+        mask = rest[k]
         count = pt.sum(mask, axis=-1)
         per_point = sigma.ndim == value.ndim
         z = (value - loc) / (sigma if per_point else sigma[..., None])
         log_sigma = (pt.sum(mask * pt.log(sigma), axis=-1) if per_point
                      else count * pt.log(sigma))
-        const, factor, core = density_terms(pt, gammaln, family, z, rest[0] if t else None)
+        const, factor, core = density_terms(pt, gammaln, family, z, *rest[:k])
         return count * const - log_sigma + factor * pt.sum(mask * core, axis=-1)
 
     return logp
@@ -549,8 +557,8 @@ def curve_likelihood(pm: Any, lk: Any, loc: Any, sigma: Any, mask: Any, loss_obs
     """
     params = [loc, sigma]
     sig = ["(l)", "(l)" if sigma.ndim == 2 else "()"]
-    if lk.family == "student_t":
-        params.append(lk.nu.create("nu"))
+    for name in FAMILY_PARAMS[lk.family]:
+        params.append(getattr(lk, name).create(name))
         sig.append("()")
     params.append(mask)
     sig.append("(l)")

@@ -3,8 +3,12 @@ r"""The noise model (the spec's ``[likelihood]``), written once against a math n
 A loss ``y_i`` at point ``i`` of run ``r`` is the law's value ``mu_i`` plus noise:
 
 * **family**: Student-t with ``nu`` degrees of freedom (``family = "student_t"``, a prior on
-  ``nu``) or normal (``family = "normal"``); :func:`density_terms` is its log density at a
-  standardized residual, :func:`standard_noise` its draws.
+  ``nu``), normal (``family = "normal"``), or a contaminated normal (``family =
+  "contaminated"``): a normal of scale ``s`` with probability ``1 - pi`` and, with probability
+  ``pi`` (``outlier_share``), a normal of scale ``(1 + k) s`` (``k``: ``outlier_scale``), so
+  that a few outlying points sit in the wide part while the rest keep normal tails;
+  :func:`density_terms` is its log density at a standardized residual, :func:`standard_noise`
+  its draws, :data:`~bayeslaw.spec.parts.FAMILY_PARAMS` the parameters each family adds.
 * **scale**: ``sigma``, one for the whole sweep (``sigma_by = "none"``) or one per level of
   ``sigma_by`` (``"run"`` by default), partially pooled on the log scale:
   ``sigma_r = sigma exp(dev_r)``, ``dev_r ~ N(0, sigma_spread)`` (centered or not,
@@ -46,6 +50,8 @@ from typing import Any
 
 import numpy as np
 
+from ..spec.parts import FAMILY_PARAMS
+
 
 def noise_scale(xp: Any, sigma: Any, *, log_d: Any = None, decay: Any = None,
                 mu: Any = None) -> Any:
@@ -84,32 +90,49 @@ def conditional_terms(xp: Any, mu: Any, scale: Any, resid_prev: Any, follows: An
     return mu, scale
 
 
-def density_terms(xp: Any, gammaln: Any, family: str, z: Any, nu: Any = None
+def density_terms(xp: Any, gammaln: Any, family: str, z: Any, *shape: Any
                   ) -> tuple[Any, Any, Any]:
     """The likelihood's log density at standardized residuals ``z``, in three parts.
 
-    ``log p = constant - log(scale) + factor * core``: Student-t (``nu``)
+    ``log p = constant - log(scale) + factor * core``, ``shape`` the family's
+    :data:`~bayeslaw.spec.parts.FAMILY_PARAMS`: Student-t (``nu``)
     ``constant = lgamma((nu+1)/2) - lgamma(nu/2) - log(nu pi) / 2``, ``factor = -(nu+1)/2``,
     ``core = log1p(z^2 / nu)``; normal ``constant = -log(2 pi) / 2``, ``factor = -1/2``,
-    ``core = z^2``.  The parts are kept apart so that the graph sums ``core`` over a run's
-    points and multiplies the per-run terms once.
+    ``core = z^2``; contaminated (``pi``, ``k``) ``constant = -log(2 pi) / 2``, ``factor = 1``,
+    ``core = logaddexp(log(1 - pi) - z^2 / 2, log(pi) - log(1 + k) - z^2 / (2 (1 + k)^2))``.
+    The parts are kept apart so that the graph sums ``core`` over a run's points and
+    multiplies the per-run terms once.
     """
     if family == "student_t":
+        (nu,) = shape
         constant = gammaln((nu + 1.0) / 2.0) - gammaln(nu / 2.0) - 0.5 * xp.log(nu * np.pi)
         return constant, -(nu + 1.0) / 2.0, xp.log1p(z * z / nu)
+    if family == "contaminated":
+        share, excess = shape
+        wide = 1.0 + excess
+        bulk = xp.log1p(-share) - 0.5 * z * z
+        outlier = xp.log(share) - xp.log(wide) - 0.5 * (z / wide) ** 2
+        # log(e^a + e^b), stable far in the tails (PyTensor's logaddexp is not)
+        core = xp.maximum(bulk, outlier) + xp.log1p(xp.exp(-xp.abs(bulk - outlier)))
+        return -0.5 * np.log(2.0 * np.pi), 1.0, core
     return -0.5 * np.log(2.0 * np.pi), -0.5, z * z
 
 
 def standard_noise(rng: np.random.Generator, family: str, shape: tuple[int, ...],
-                   nu: Any = None) -> np.ndarray:
-    """Standardized noise of the likelihood (numpy): Student-t with ``nu``, or normal.
+                   *params: Any) -> np.ndarray:
+    """Standardized noise of the likelihood (numpy); ``params``: the family's own parameters.
 
-    ``nu`` broadcasts to ``shape``.  One implementation for prior predictive draws, posterior
-    predictive draws and the simulator.
+    They broadcast to ``shape``: Student-t with ``nu``; normal; contaminated, a normal times
+    ``1 + outlier_scale`` where a uniform draw falls below ``outlier_share``.  One
+    implementation for prior predictive draws, posterior predictive draws and the simulator.
     """
     if family == "student_t":
-        return rng.standard_t(np.asarray(nu), size=shape)
-    return rng.standard_normal(shape)
+        return rng.standard_t(np.asarray(params[0]), size=shape)
+    z = rng.standard_normal(shape)
+    if family == "contaminated":
+        share, excess = (np.asarray(p, float) for p in params)
+        z = z * np.where(rng.uniform(size=shape) < share, 1.0 + excess, 1.0)
+    return z
 
 
 def draw_curves(mu: np.ndarray, scale: np.ndarray, z: np.ndarray, prev: np.ndarray,
@@ -195,22 +218,22 @@ def relative_variance(var: Any, mu: Any) -> Any:
 def curve_random(family: str, process: str = "") -> Any:
     """The graph's draws of the curves (``pm.CustomDist``'s ``random``, numpy).
 
-    Independent noise: ``loc`` plus Student-t or normal noise of scale ``sigma``.  With AR(1)
+    Independent noise: ``loc`` plus the family's noise of scale ``sigma``.  With AR(1)
     or a walk (``process``: ``"ar1"`` / ``"walk_var"``) ``loc`` is conditional on the
     *observed* previous point, so each run's curve is drawn jointly by
     :func:`draw_run_curves` from the inputs after ``mask`` (the law's value, the marginal
     scale, ``ar1`` or the walk's variance): the generative process, whatever the data's
     losses (the prior predictive, SBC).
     """
-    t = family == "student_t"
+    k = len(FAMILY_PARAMS[family])
 
     def random(loc: Any, sigma: Any, *rest: Any, rng: Any = None, size: Any = None) -> Any:
         loc = np.asarray(loc)
         shape = loc.shape if size is None else (*size, loc.shape[-1])
-        nu = np.broadcast_to(np.asarray(rest[0])[..., None], shape) if t else None
-        noise = standard_noise(rng, family, shape, nu)
+        params = [np.broadcast_to(np.asarray(p)[..., None], shape) for p in rest[:k]]
+        noise = standard_noise(rng, family, shape, *params)
         if process:
-            mu, scale, carry = rest[2 if t else 1:]
+            mu, scale, carry = rest[k + 1:]
             return draw_run_curves(mu, scale, noise, **{process: carry})
         sigma = np.asarray(sigma)
         scale = sigma if sigma.ndim == loc.ndim else sigma[..., None]

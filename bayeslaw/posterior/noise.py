@@ -4,7 +4,8 @@ The noise model is the spec's ``[likelihood]`` (:class:`bayeslaw.spec.parts.Like
 written once in :mod:`bayeslaw.model.noise` (which the PyMC graph and the simulator call too).
 A loss ``y_i`` at point ``i`` of run ``r`` is the law's value ``mu_i`` plus noise:
 
-* **family**: Student-t with ``nu`` degrees of freedom, or normal;
+* **family**: Student-t with ``nu`` degrees of freedom, normal, or a contaminated normal (a
+  normal with a share ``outlier_share`` of points at ``1 + outlier_scale`` times its scale);
 * **scale**: ``sigma``, or one per level of ``sigma_by`` (``run`` by default) partially
   pooled on the log scale, ``sigma_r = sigma exp(dev_r)``, ``dev_r ~ N(0, sigma_spread)``; a
   new run or level draws its deviation from the population.  With ``sigma_decay`` the scale
@@ -51,6 +52,7 @@ from ..model.noise import (
     walk_power,
     walk_variance,
 )
+from ..spec.parts import FAMILY_PARAMS
 from .draws import Posterior, by_label, group_values, level_draws, mean_draws
 
 
@@ -97,14 +99,24 @@ def noise_scale_draws(post: Posterior, table: pd.DataFrame, rng: np.random.Gener
                        mu=mu if lk.sigma_relative else None)
 
 
+def family_draws(post: Posterior, draw_index: np.ndarray | None = None) -> list[np.ndarray]:
+    """The family's own parameters per draw, as columns ``(S, 1)``.
+
+    ``nu`` (Student-t); ``outlier_share`` and ``outlier_scale`` (contaminated); none (normal).
+    ``draw_index`` maps rows to posterior draws.
+    """
+    out = []
+    for name in FAMILY_PARAMS[post.spec.likelihood.family]:
+        value = np.asarray(post.draws(name), float)
+        out.append((value if draw_index is None else value[draw_index])[:, None])
+    return out
+
+
 def noise(post: Posterior, scale: np.ndarray, rng: np.random.Generator,
           draw_index: np.ndarray | None = None) -> np.ndarray:
     """Observation noise with per-draw ``scale``; ``draw_index`` maps rows to posterior draws."""
-    family, nu = post.spec.likelihood.family, None
-    if family == "student_t":
-        nu = post.draws("nu")
-        nu = (nu if draw_index is None else nu[draw_index])[:, None]
-    return scale * standard_noise(rng, family, scale.shape, nu)
+    family = post.spec.likelihood.family
+    return scale * standard_noise(rng, family, scale.shape, *family_draws(post, draw_index))
 
 
 def log_density(post: Posterior, y: np.ndarray, mu: np.ndarray, scale: np.ndarray
@@ -116,9 +128,8 @@ def log_density(post: Posterior, y: np.ndarray, mu: np.ndarray, scale: np.ndarra
     """
     y = np.asarray(y, float)
     y = y[None, :] if y.ndim == 1 else y
-    family = post.spec.likelihood.family
-    nu = np.asarray(post.draws("nu"), float)[:, None] if family == "student_t" else None
-    constant, factor, core = density_terms(np, special.gammaln, family, (y - mu) / scale, nu)
+    constant, factor, core = density_terms(np, special.gammaln, post.spec.likelihood.family,
+                                           (y - mu) / scale, *family_draws(post))
     return constant - np.log(scale) + factor * core
 
 

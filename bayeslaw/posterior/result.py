@@ -140,8 +140,8 @@ class Fit(Posterior):
         law = self.spec.law_obj
         names = list(self.spec.free_params)
         names += [n for n in law.natural_names if n in self.idata.posterior]
-        names += [n for n in ("sigma", "sigma_spread", "nu", "sigma_decay", "ar1", "walk",
-                              "walk_start", "walk_hurst")
+        names += [n for n in ("sigma", "sigma_spread", "nu", "outlier_share", "outlier_scale",
+                              "sigma_decay", "ar1", "walk", "walk_start", "walk_hurst")
                   if n in self.idata.posterior]
         names += [f"{e.name}_sd" for e in self.spec.effects if f"{e.name}_sd" in
                   self.idata.posterior]

@@ -101,6 +101,9 @@ def _spec_section(fit: Fit, title: str, level: int) -> Section:
         rows["spread of log sigma"] = _prior_text(lk.sigma_spread)
     if lk.nu is not None:
         rows["degrees of freedom nu"] = _prior_text(lk.nu)
+    if lk.outlier_share is not None:
+        rows["share of outlying points"] = _prior_text(lk.outlier_share)
+        rows["outliers' scale over the bulk's, minus 1"] = _prior_text(lk.outlier_scale)
     if lk.sigma_decay is not None:
         rows["noise decay with D (exponent)"] = _prior_text(lk.sigma_decay)
     if lk.ar1 is not None:

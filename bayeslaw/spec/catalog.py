@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import SpecError
 from ..laws.registry import LAWS, get_law, law_for_columns
 from .model_spec import ModelSpec, parse_spec
+from .parts import FAMILY_PARAMS
 from .settings import splits_clash
 
 
@@ -160,7 +161,7 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
     get_law(law_name)
     base_path = _models_dir() / f"{law_name}.toml"
     base = _read_toml(base_path) if base_path.exists() else {}
-    merged = _merge(base, user)
+    merged = _family_keys_of(_merge(base, user), _section(user, "likelihood"))
     # what the data fix, unless the user's own spec gives that parameter a prior or a value
     # (a shipped spec named as the spec is not the user's)
     explicit = (set() if shipped else
@@ -171,6 +172,22 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
         merged = _merge(merged, {"fixed": known})
     merged["law"] = law_name
     return parse_spec(merged)
+
+
+def _family_keys_of(merged: dict[str, Any], user_lk: Mapping[str, Any]) -> dict[str, Any]:
+    """The merged spec without the default's keys of another noise family than the one set.
+
+    A user who sets ``likelihood.family = "normal"`` over a Student-t default means the
+    default's ``nu`` to go; a family key the user gives themselves stays (and is an error
+    if it belongs to another family).
+    """
+    lk = merged.get("likelihood")
+    if not isinstance(lk, Mapping) or lk.get("family") not in FAMILY_PARAMS:
+        return merged
+    own = set(FAMILY_PARAMS[lk["family"]])
+    other = {k for names in FAMILY_PARAMS.values() for k in names} - own
+    merged["likelihood"] = {k: v for k, v in lk.items() if k not in other or k in user_lk}
+    return merged
 
 
 def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,

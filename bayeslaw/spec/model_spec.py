@@ -20,6 +20,7 @@ from ..data.validation import LARGEST
 from ..errors import SpecError, plain
 from ..laws.registry import Law, get_law
 from .parts import (
+    FAMILY_PARAMS,
     LIKELIHOODS,
     POOLINGS,
     Correlation,
@@ -305,6 +306,18 @@ def _optional_prior(lk: Mapping[str, Any], key: str) -> Prior | None:
     return parse_prior(lk[key], f"likelihood.{key}") if lk.get(key) is not None else None
 
 
+#: What each family's own parameter is, for the error that asks for its prior.
+FAMILY_KEYS = {
+    "nu": "the Student-t's degrees of freedom",
+    "outlier_share": "the share of outlying points, in (0, 1): a Beta prior",
+    "outlier_scale": "the outliers' scale over the bulk's, minus 1: a positive prior",
+}
+
+
+def _family_of(name: str) -> str:
+    return next(f for f, names in FAMILY_PARAMS.items() if name in names)
+
+
 def _parse_likelihood(law: Law, table: Any) -> Likelihood:
     """``[likelihood]``: its keys are the fields of :class:`Likelihood`."""
     check_keys(table, keys_of(Likelihood), "[likelihood]")
@@ -322,14 +335,21 @@ def _parse_likelihood(law: Law, table: Any) -> Likelihood:
     if sigma_by is not None and "sigma_spread" not in lk:
         raise SpecError("likelihood.sigma_by needs a 'sigma_spread' prior (sd of log sigma "
                         "across groups)")
-    if family == "student_t" and "nu" not in lk:
-        raise SpecError("likelihood.family = 'student_t' needs a 'nu' prior")
+    for name in FAMILY_PARAMS[family]:
+        if name not in lk:
+            raise SpecError(f"likelihood.family = {family!r} needs a prior on {name!r} "
+                            f"({FAMILY_KEYS[name]})")
+    for name in FAMILY_KEYS:
+        if lk.get(name) is not None and name not in FAMILY_PARAMS[family]:
+            raise SpecError(f"likelihood.{name} belongs to family "
+                            f"{_family_of(name)!r}, not {family!r}: remove it or set "
+                            f"likelihood.family = {_family_of(name)!r}")
     likelihood = Likelihood(
         family=family,
         sigma=parse_prior(lk["sigma"], "likelihood.sigma"),
         sigma_by=sigma_by,
         sigma_spread=_optional_prior(lk, "sigma_spread") if sigma_by is not None else None,
-        nu=_optional_prior(lk, "nu") if family == "student_t" else None,
+        nu=_optional_prior(lk, "nu"),
         sigma_centered=parse_centered(lk.get("sigma_centered", "auto"),
                                       "likelihood.sigma_centered"),
         sigma_decay=_optional_prior(lk, "sigma_decay"),
@@ -338,6 +358,8 @@ def _parse_likelihood(law: Law, table: Any) -> Likelihood:
         walk=_optional_prior(lk, "walk"),
         walk_start=_optional_prior(lk, "walk_start"),
         walk_hurst=_optional_prior(lk, "walk_hurst"),
+        outlier_share=_optional_prior(lk, "outlier_share"),
+        outlier_scale=_optional_prior(lk, "outlier_scale"),
     )
     _check_noise_model(law, likelihood)
     return likelihood
@@ -348,7 +370,8 @@ def _check_noise_model(law: Law, likelihood: Likelihood) -> None:
     if likelihood.sigma_decay is not None and "D" not in law.covariates:
         raise SpecError(f"likelihood.sigma_decay makes the noise fall with D, but law "
                         f"{law.name!r} has no D: remove sigma_decay")
-    for key, what in (("ar1", "a correlation"), ("walk_hurst", "an exponent")):
+    for key, what in (("ar1", "a correlation"), ("walk_hurst", "an exponent"),
+                      ("outlier_share", "a probability")):
         prior = getattr(likelihood, key)
         if prior is not None and prior.dist not in ("Beta", "Uniform"):
             raise SpecError(f"likelihood.{key} is {what} in (0, 1): give it a Beta or Uniform "

@@ -36,7 +36,15 @@ _DISTS: dict[str, frozenset[str]] = {
     "Uniform": frozenset({"lower", "upper"}),
     "Beta": frozenset({"alpha", "beta"}),
 }
-LIKELIHOODS = ("student_t", "normal")
+#: The parameters each likelihood family adds to the noise scale, in the order the graph, the
+#: posterior layer and the simulator pass them to the noise model
+#: (:func:`bayeslaw.model.noise.density_terms`, :func:`~bayeslaw.model.noise.standard_noise`).
+FAMILY_PARAMS: dict[str, tuple[str, ...]] = {
+    "student_t": ("nu",),
+    "normal": (),
+    "contaminated": ("outlier_share", "outlier_scale"),
+}
+LIKELIHOODS = tuple(FAMILY_PARAMS)
 POOLINGS = ("partial", "none")
 
 
@@ -223,6 +231,11 @@ class Likelihood:
     default) is the random walk, h near 1 a drift whose spread grows in proportion to the
     distance (a run's residual bending away from the law along a trend of its own).
 
+    With ``family = "contaminated"`` the noise is a normal of scale ``s_i`` with probability
+    ``1 - outlier_share`` and a normal of scale ``(1 + outlier_scale) s_i`` otherwise: a few
+    outlying points (a logging glitch, a loss spike, a digitising slip) are taken by the wide
+    part and the rest keep normal tails, where a Student-t would give every point heavy tails.
+
     These are the spec's keys; the noise model is written once in :mod:`bayeslaw.model.noise`
     (the graph's and the simulator's arithmetic) and evaluated on posterior draws by
     :mod:`bayeslaw.posterior.noise`, whose docstrings describe it in full.
@@ -240,6 +253,8 @@ class Likelihood:
     walk: Prior | None = None
     walk_start: Prior | None = None
     walk_hurst: Prior | None = None
+    outlier_share: Prior | None = None
+    outlier_scale: Prior | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form."""
@@ -261,6 +276,9 @@ class Likelihood:
             out["walk_start"] = self.walk_start.to_dict()
         if self.walk_hurst is not None:
             out["walk_hurst"] = self.walk_hurst.to_dict()
+        for key in ("outlier_share", "outlier_scale"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key).to_dict()
         return out
 
 

@@ -21,16 +21,39 @@ def test_noise_scale_falls_with_D_and_follows_the_law():
     assert kernel.noise_scale(np, sigma) == sigma
 
 
-@pytest.mark.parametrize("family", ["student_t", "normal"])
+#: Each family's own parameters and its density at y (scipy): the contaminated normal is
+#: 1 - share of N(loc, scale) and share of N(loc, (1 + excess) scale).
+FAMILIES = {
+    "student_t": ((4.5,), lambda y, loc, s: stats.t.logpdf(y, 4.5, loc, s)),
+    "normal": ((), lambda y, loc, s: stats.norm.logpdf(y, loc, s)),
+    "contaminated": ((0.07, 11.0), lambda y, loc, s: np.log(
+        0.93 * stats.norm.pdf(y, loc, s) + 0.07 * stats.norm.pdf(y, loc, 12.0 * s))),
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_density_terms_reassemble_the_log_density(family):
     rng = np.random.default_rng(0)
-    y, loc, scale, nu = rng.normal(size=50), rng.normal(size=50), rng.uniform(0.1, 2, 50), 4.5
-    z = (y - loc) / scale
-    constant, factor, core = kernel.density_terms(np, special.gammaln, family, z, nu)
+    # residuals out to 40 scales, where the contaminated normal's outlier part dominates
+    y, loc, scale = rng.normal(size=50) * 8, rng.normal(size=50), rng.uniform(0.1, 2, 50)
+    own, density = FAMILIES[family]
+    constant, factor, core = kernel.density_terms(np, special.gammaln, family,
+                                                  (y - loc) / scale, *own)
     got = constant - np.log(scale) + factor * core
-    want = (stats.t.logpdf(y, nu, loc, scale) if family == "student_t"
-            else stats.norm.logpdf(y, loc, scale))
-    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(got, density(y, loc, scale), rtol=1e-12)
+
+
+def test_contaminated_draws_have_the_mixture_distribution():
+    """200,000 draws with share 0.07 and scale 12: the share beyond 5 sds of the bulk (where
+    only the outlier part reaches, P = 0.07 * P(|N| > 5/12) = 0.0474) and the variance
+    (0.93 + 0.07 * 144 = 11.01) match, each within about 4 of its standard errors."""
+    z = kernel.standard_noise(np.random.default_rng(3), "contaminated", (200_000,), 0.07, 11.0)
+    tail = 0.07 * 2 * stats.norm.sf(5 / 12) + 0.93 * 2 * stats.norm.sf(5)
+    assert abs(np.mean(np.abs(z) > 5) - tail) < 4 * np.sqrt(tail * (1 - tail) / 200_000)
+    var = 0.93 + 0.07 * 144
+    # the variance of z^2: E z^4 - var^2 with E z^4 = 3 (0.93 + 0.07 * 12^4)
+    se = np.sqrt((3 * (0.93 + 0.07 * 12**4) - var**2) / 200_000)
+    assert abs(np.mean(z**2) - var) < 4 * se
 
 
 def test_conditional_terms_are_the_ar1_and_walk_equations():

@@ -55,6 +55,11 @@ def noise_spec(extra: dict, family: str = "student_t") -> ModelSpec:
     d = load_spec(law="looped_total").to_dict()
     d["likelihood"].update(extra)
     d["likelihood"]["family"] = family
+    if family != "student_t":
+        d["likelihood"].pop("nu")
+    if family == "contaminated":
+        d["likelihood"]["outlier_share"] = {"dist": "Beta", "alpha": 1.0, "beta": 9.0}
+        d["likelihood"]["outlier_scale"] = {"dist": "LogNormal", "mu": 2.0, "sigma": 0.5}
     return ModelSpec.from_dict(d)
 
 
@@ -84,7 +89,7 @@ def ragged(curves):
 
 @pytest.mark.parametrize("kind", ["decay", "ar1", "both", "relative+ar1", "walk",
                                   "walk+hurst", "relative+walk"])
-@pytest.mark.parametrize("family", ["student_t", "normal"])
+@pytest.mark.parametrize("family", ["student_t", "normal", "contaminated"])
 @pytest.mark.parametrize("layout", ["equal", "ragged"])
 def test_numpy_log_likelihood_equals_the_graph(curves, ragged, kind, family, layout):
     import arviz as az

@@ -69,6 +69,20 @@ def test_user_spec_merges_over_default(tmp_path):
                                                                            "sigma": 1}}]},
      "pooling='none' needs a positive number"),
     ({"likelihood": {"family": "cauchy"}}, "likelihood.family must be one of"),
+    ({"likelihood": {"family": "contaminated"}},
+     r"family = 'contaminated' needs a prior on 'outlier_share' \(the share"),
+    ({"likelihood": {"family": "contaminated", "outlier_share": {"dist": "Beta", "alpha": 1,
+                                                                 "beta": 19}}},
+     "needs a prior on 'outlier_scale'"),
+    ({"likelihood": {"family": "contaminated",
+                     "outlier_share": {"dist": "HalfNormal", "sigma": 0.1},
+                     "outlier_scale": {"dist": "LogNormal", "mu": 2, "sigma": 1}}},
+     "outlier_share is a probability in \\(0, 1\\): give it a Beta or Uniform prior"),
+    # the user's own key of another family is an error; the default's nu is dropped (below)
+    ({"likelihood": {"family": "normal", "nu": {"dist": "Gamma", "alpha": 2, "beta": 0.1}}},
+     "likelihood.nu belongs to family 'student_t', not 'normal'"),
+    ({"likelihood": {"outlier_share": {"dist": "Beta", "alpha": 1, "beta": 19}}},
+     "likelihood.outlier_share belongs to family 'contaminated', not 'student_t'"),
     ({"sampler": {"backend": "stan"}}, "sampler.backend must be"),
     ({"reference": {"N": -1}}, r"\[reference\] needs a positive N"),
     ({"colour": 1}, "unknown spec section"),
@@ -95,6 +109,19 @@ def test_user_spec_merges_over_default(tmp_path):
 def test_spec_errors(bad, match):
     with pytest.raises(SpecError, match=match):
         load_spec(bad, law="looped_total")
+
+
+def test_a_family_set_over_the_default_drops_the_defaults_own_keys():
+    """looped_total's default is Student-t: setting the family replaces nu by the new
+    family's keys, and the spec round-trips through its dict."""
+    assert load_spec({"likelihood": {"family": "normal"}}, law="looped_total").likelihood.nu is None
+    share = {"dist": "Beta", "alpha": 1.0, "beta": 19.0}
+    scale = {"dist": "LogNormal", "mu": 2.2, "sigma": 0.7}
+    spec = load_spec({"likelihood": {"family": "contaminated", "outlier_share": share,
+                                     "outlier_scale": scale}}, law="looped_total")
+    lk = spec.likelihood
+    assert (lk.nu, lk.outlier_share.to_dict(), lk.outlier_scale.to_dict()) == (None, share, scale)
+    assert bl.ModelSpec.from_dict(spec.to_dict()).to_dict() == spec.to_dict()
 
 
 def test_prior_dict_round_trip():
