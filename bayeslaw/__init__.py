@@ -61,6 +61,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "exit_columns": ("data.steps", "exit_columns"),
     "LossData": ("data.table", "LossData"),
     "log_density": ("posterior.noise", "predictive_log_density"),
+    "outlier_probability": ("posterior.noise", "outlier_probability"),
     "ModelSpec": ("spec.model_spec", "ModelSpec"),
     "ParetoKWarning": ("errors", "ParetoKWarning"),
     "parse_split": ("evaluation.splits", "parse_split"),
@@ -152,6 +153,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
     )
     from .posterior.diagnosis import Diagnosis
     from .posterior.diagnostics import Diagnostics, Thresholds
+    from .posterior.noise import outlier_probability
     from .posterior.noise import predictive_log_density as log_density
     from .posterior.points import prediction_grid
     from .posterior.prediction import Prediction, forecast_run, predict
@@ -222,6 +224,7 @@ __all__ = [
     "log_density",
     "loss_at",
     "exit_columns",
+    "outlier_probability",
     "parse_split",
     "plot_backtest",
     "plot_final_losses",

@@ -349,6 +349,34 @@ def residuals(post: Posterior, *, seed: int = 0) -> np.ndarray:
     return frame[C.LOSS].to_numpy(float) - median
 
 
+def outlier_probability(post: Posterior, *, seed: int = 0) -> pd.DataFrame:
+    """Each fitted point's posterior probability of lying in the contaminated normal's wide part.
+
+    For a fit whose ``likelihood.family`` is ``"contaminated"``: per draw, the wide part's
+    share of the point's density (``pi N(e; 0, (1 + k) s)`` over the mixture's, the point's
+    location and scale as the model factorizes it), averaged over the draws.  Returns the
+    fitted rows (``run``, ``D``, ``loss``) with ``residual`` (:func:`residuals`) and
+    ``p_outlier``; a point near 1 is one the fit sets aside as an outlier.
+    """
+    lk = post.spec.likelihood
+    if lk.family != "contaminated":
+        raise ValueError(f"outlier_probability needs a fit whose likelihood.family is "
+                         f"'contaminated'; this fit's is {lk.family!r}")
+    frame = post.data.frame
+    y = frame[C.LOSS].to_numpy(float)
+    mu = mean_draws(post, frame, np.random.default_rng(seed))
+    loc, scale = sequential_terms(post, frame, y, mu,
+                                  noise_scale_draws(post, frame, np.random.default_rng(seed), mu))
+    share, excess = family_draws(post)
+    z = (y[None, :] - loc) / scale
+    bulk = np.log1p(-share) - 0.5 * z**2
+    wide = np.log(share) - np.log1p(excess) - 0.5 * (z / (1.0 + excess)) ** 2
+    out = frame[[C.RUN, C.D, C.LOSS]].copy()
+    out["residual"] = residuals(post, seed=seed)
+    out["p_outlier"] = np.exp(wide - np.logaddexp(bulk, wide)).mean(axis=0)
+    return out.reset_index(drop=True)
+
+
 def predictive_draws(post: Posterior, points: pd.DataFrame, rng: np.random.Generator
                      ) -> np.ndarray:
     """New observed losses at ``points``, one per draw ``(S, n)``, as forecasts see them."""

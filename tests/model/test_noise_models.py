@@ -485,3 +485,33 @@ def test_posterior_predictive_check_holds_the_walk(curves):
         n += check.values["n_points"]
     low, high = clopper_pearson(inside, n, confidence=0.99)
     assert low <= 0.9 <= high, f"{inside / n:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def test_outlier_probability_is_the_wide_parts_share_draw_by_draw(curves):
+    """The contaminated normal's responsibilities against scipy's normal densities, per draw
+    (prior draws, the fitted rows as the model sees them), then averaged; a point moved far
+    from its curve is called an outlier; other families are refused by name."""
+    from scipy import stats
+
+    frame = curves.frame.copy()
+    far = 7  # one point moved 50 times the largest noise scale of any draw up
+    fake = prior_fit(noise_spec({}, "contaminated"), curves, seed=5, draws=20)
+    mu = mean_draws(fake, frame, np.random.default_rng(0))
+    scale = noise_scale_draws(fake, frame, np.random.default_rng(0), mu)
+    frame.loc[frame.index[far], "loss"] = (mu[:, far] + 50 * scale.max()).max()
+    moved = bl.load(frame)
+    fake = bl.Fit.from_draws(idata=fake.idata, spec=fake.spec, data=moved,
+                             provenance=fake.provenance)
+    share, excess = (fake.draws(k)[:, None] for k in ("outlier_share", "outlier_scale"))
+    y = moved.frame["loss"].to_numpy()
+    wide = np.log(share) + stats.norm.logpdf(y, mu, (1 + excess) * scale)
+    bulk = np.log(1 - share) + stats.norm.logpdf(y, mu, scale)
+    want = np.exp(wide - np.logaddexp(wide, bulk)).mean(axis=0)  # logs: the far point's
+    # densities underflow
+    got = bl.outlier_probability(fake)
+    np.testing.assert_allclose(got["p_outlier"], want, rtol=1e-9, atol=1e-12)
+    assert got["p_outlier"].iloc[far] > 0.999
+    assert list(got.columns) == ["run", "D", "loss", "residual", "p_outlier"]
+    with pytest.raises(ValueError, match="likelihood.family is 'contaminated'; this fit's is "
+                                         "'student_t'"):
+        bl.outlier_probability(prior_fit(noise_spec({}), curves, seed=5, draws=5))
