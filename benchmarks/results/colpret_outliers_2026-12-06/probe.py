@@ -37,6 +37,7 @@ for name in ("nu", "outlier_share", "outlier_scale", "sigma", "sigma_spread"):
         print(name, "median", round(float(fit.idata.posterior[name].median()), 4))
 if spec.likelihood.family == "contaminated":
     table = bp.bl.outlier_probability(fit)
+    table["first"] = table["D"] == table.groupby("run")["D"].transform("min")
     top = table[table["p_outlier"] > 0.5]
     print(f"points with p_outlier > 0.5: {len(top)} of {len(table)} on "
           f"{top['run'].nunique()} curves; first context point of its curve: "
