@@ -49,6 +49,8 @@ from typing import Any
 
 import numpy as np
 
+from . import fncache
+
 #: Version of the generated source: part of every cache key, bumped when the source changes.
 CODE_VERSION = "bayeslaw-density-2"
 
@@ -466,9 +468,10 @@ def _callbacks(model: Any) -> dict[str, Any]:
     point_fn = _wrap_with_lock(make_initial_point_fn(
         model=model, overrides=None, default_strategy="support_point",
         jitter_rvs=set(model.free_RVs), return_transformed=True))
-    n, n_exp, logp_pt, expand_pt, initial_point_fn, shape_info = _make_functions(
-        model, mode="NUMBA", compute_grad=True, join_expanded=True,
-        pymc_initial_point_fn=point_fn, var_names=None)
+    with fncache.cached_compiles(CODE_VERSION):  # PyTensor's rewriting, kept on disk
+        n, n_exp, logp_pt, expand_pt, initial_point_fn, shape_info = _make_functions(
+            model, mode="NUMBA", compute_grad=True, join_expanded=True,
+            pymc_initial_point_fn=point_fn, var_names=None)
     shared, shared_vars = _shared_data([*logp_pt.get_shared(), *expand_pt.get_shared()])
     all_names = list(shared_vars)
     from . import warmstart
