@@ -45,8 +45,9 @@ from typing import Any
 
 import numpy as np
 
-#: Whether :func:`cached_compiles` uses the disk cache (``False``: compile every time).
-ENABLED = True
+#: Whether :func:`cached_compiles` uses the disk cache (``False``: compile every time); the
+#: environment variable ``BAYESLAW_FUNCTION_CACHE=0`` turns it off for a process.
+ENABLED = os.environ.get("BAYESLAW_FUNCTION_CACHE", "1") != "0"
 #: ``"hit"``, ``"stored"`` or ``"uncached"`` for each compile in this process, in order.
 EVENTS: list[str] = []
 #: The folder's size limit in bytes: past it, the files used longest ago are deleted (one
