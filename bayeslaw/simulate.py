@@ -111,13 +111,7 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
     cov = {c: out[c].to_numpy(float) for c in law.covariates}
     mu = np.asarray(law(np, cov, theta, spec.reference), dtype=float)
     lk = spec.likelihood
-    if lk.sigma_by is None:
-        scale_run = np.full(len(runs), sigma)
-    else:
-        levels = _levels(first, lk.sigma_by, len(runs))
-        uniq = np.array(sorted(set(levels.tolist())))
-        per = link_value(np, sigma, "log", [sigma_spread * rng.normal(size=len(uniq))])
-        scale_run = per[np.searchsorted(uniq, levels)]
+    scale_run = _run_scales(lk.sigma_by, first, len(runs), sigma, sigma_spread, rng)
     own = {"nu": nu, "outlier_share": outlier_share, "outlier_scale": outlier_scale}
     eps = standard_noise(rng, lk.family, (len(out),), *(own[k] for k in FAMILY_PARAMS[lk.family]))
     log_d = (np.log(out[C.D].to_numpy(float) / spec.reference[C.D]) if sigma_decay else None)
@@ -131,6 +125,17 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
                                                   strict=True)),
                   nu if lk.family == "student_t" else None)
     return out, truth
+
+
+def _run_scales(sigma_by: str | None, first: pd.DataFrame, n_runs: int, sigma: float,
+                sigma_spread: float, rng: np.random.Generator) -> np.ndarray:
+    """Each run's noise scale: ``sigma``, or ``sigma`` times its level's log-normal deviation."""
+    if sigma_by is None:
+        return np.full(n_runs, sigma)
+    levels = _levels(first, sigma_by, n_runs)
+    uniq = np.array(sorted(set(levels.tolist())))
+    per = link_value(np, sigma, "log", [sigma_spread * rng.normal(size=len(uniq))])
+    return per[np.searchsorted(uniq, levels)]
 
 
 def _levels(first: pd.DataFrame, group: str, n_runs: int) -> np.ndarray:

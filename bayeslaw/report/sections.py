@@ -97,17 +97,13 @@ def _spec_section(fit: Fit, title: str, level: int) -> Section:
     lk = spec.likelihood
     rows = {"family": lk.family, "noise scale sigma": _prior_text(lk.sigma),
             "noise varies by": lk.sigma_by or "none"}
-    if lk.sigma_spread is not None:
-        rows["spread of log sigma"] = _prior_text(lk.sigma_spread)
-    if lk.nu is not None:
-        rows["degrees of freedom nu"] = _prior_text(lk.nu)
-    if lk.outlier_share is not None:
-        rows["share of outlying points"] = _prior_text(lk.outlier_share)
-        rows["outliers' scale over the bulk's, minus 1"] = _prior_text(lk.outlier_scale)
-    if lk.sigma_decay is not None:
-        rows["noise decay with D (exponent)"] = _prior_text(lk.sigma_decay)
-    if lk.ar1 is not None:
-        rows["within-run AR(1) correlation"] = _prior_text(lk.ar1)
+    labels = {"sigma_spread": "spread of log sigma", "nu": "degrees of freedom nu",
+              "outlier_share": "share of outlying points",
+              "outlier_scale": "outliers' scale over the bulk's, minus 1",
+              "sigma_decay": "noise decay with D (exponent)",
+              "ar1": "within-run AR(1) correlation"}
+    rows.update({label: _prior_text(getattr(lk, key)) for key, label in labels.items()
+                 if getattr(lk, key) is not None})
     if lk.walk is not None:
         rows["random-walk drift per e-fold of tokens"] = _prior_text(lk.walk)
         rows["random walk's spread at the reference D"] = _prior_text(lk.walk_start)

@@ -10,9 +10,11 @@ Run from the repository root::
 24 points, no target row read.  Prints the fit's seconds, diagnostics, step sizes and leapfrog
 steps, the posterior medians of the noise's own parameters and, for a contaminated-normal fit,
 the points whose posterior probability of being an outlier is above 0.5
-(:func:`bayeslaw.outlier_probability`).
+(:func:`bayeslaw.outlier_probability`).  With ``MIN_PORTION=F`` each curve's context below
+``F`` of its last context x is left out (``bench_peers.early_cut``, as ``--min-portion``).
 """
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -27,6 +29,9 @@ import common  # noqa: E402
 
 spec_name, which = sys.argv[1], sys.argv[2]
 args, ctx, keep = common.subset(which)
+if os.environ.get("MIN_PORTION"):
+    ctx = bp.early_cut(ctx, float(os.environ["MIN_PORTION"]))
+    print(f"context points left: {len(ctx)} (MIN_PORTION={os.environ['MIN_PORTION']})")
 spec = bp.bench_spec(spec_name)
 t0 = time.perf_counter()
 fit = bp.fit_context(ctx, spec, args)
