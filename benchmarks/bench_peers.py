@@ -113,11 +113,14 @@ SHARED_WIDENING_ALONE = (float(np.sqrt(1.24 * 1.20)), float(np.sqrt(7.89 * 0.08)
 #: ``curve_bend``: DD 1.299 / 6.336, IC 1.218 / 0 (benchmarks/results/
 #: peers_selection_{dd,ic}_curve_bend_widen_span_2026-12-04.md): IC's learned rate is 0, so the
 #: rule gives rate 0, a constant widening. Keyed by the spec's shipped name (a path is not
-#: matched).
+#: matched) and, where it is set, ``--min-portion`` (:func:`widening_key`).
 SHARED_WIDENINGS: dict[tuple[str, str], tuple[float, float]] = {
     ("pooled", "curve_bend_population"): SHARED_WIDENING,
     ("alone", "curve_bend_population"): SHARED_WIDENING_ALONE,
     ("pooled", "curve_bend"): (float(np.sqrt(1.299 * 1.218)), 0.0),
+    # with --min-portion 0.1: DD 1.386 / 5.408, IC 1.196 / 0 (benchmarks/results/
+    # peers_selection_{dd,ic}_curve_bend_min_portion_2026-12-06.md)
+    ("pooled", "curve_bend --min-portion 0.1"): (float(np.sqrt(1.386 * 1.196)), 0.0),
 }
 
 #: Published figures, ``(RMSLE, LL, MSCE)`` per data set (None: not published), from
@@ -312,6 +315,13 @@ def learn_widening(frame: pd.DataFrame, spec: object, args: argparse.Namespace) 
                              "context", per_span=args.widen == "span")
 
 
+def widening_key(args: argparse.Namespace) -> str:
+    """The spec's name in :data:`SHARED_WIDENINGS`: with ``--min-portion``, it too."""
+    if args.min_portion is None:
+        return args.spec
+    return f"{args.spec} --min-portion {args.min_portion:g}"
+
+
 def shared_pair(mode: str, spec: str) -> tuple[float, float]:
     """``(scale, rate)`` of ``--widen shared`` for ``mode`` and the spec named ``spec``."""
     pair = SHARED_WIDENINGS.get((mode, spec))
@@ -376,7 +386,7 @@ def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace,
              "runs": ", ".join(runs[:2]) + (f" and {len(runs) - 2} more" if len(runs) > 2 else "")}
     try:
         if widen is None and args.widen:
-            widen = (shared_widening(args.mode, args.spec) if args.widen == "shared"
+            widen = (shared_widening(args.mode, widening_key(args)) if args.widen == "shared"
                      else learn_widening(frame, spec, args))
         fit = fit_context(context, spec, args)
         pred = bl.predict(fit, target[["run", "D"]], seed=args.seed)
@@ -565,7 +575,7 @@ def header(args: argparse.Namespace, argv: list[str]) -> str:
         lines.append("Widened rows: bands widened by the one bayeslaw.Widening learned on DD's "
                      "and IC's selection splits, scale {:.3f}, rate {:.2f} per context span "
                      "(--widen shared; see the script's docstring).".format(
-                         *shared_pair(args.mode, args.spec)))
+                         *shared_pair(args.mode, widening_key(args))))
     elif args.widen:
         lines.append("Widened rows: bands widened by a bayeslaw.Widening learned on the "
                      "context alone (--widen; see the script's docstring).")
@@ -647,7 +657,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.mode == "alone":  # before any output: refused when it cannot be fitted alone
         spec = alone_spec(spec)
     if args.widen == "shared":
-        shared_pair(args.mode, args.spec)  # likewise: no widening learned for this spec
+        shared_pair(args.mode, widening_key(args))  # likewise: no widening learned for this spec
     top = header(args, argv)
     print(top, flush=True)
     scored = {}

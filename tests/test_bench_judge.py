@@ -188,3 +188,21 @@ def test_fold_seeds_choose_and_report_on_different_folds(bench):
 
     # no fold of 3 runs held out for reporting is one the specs were chosen on
     assert not folds(SELECT_SEED) & folds(REPORT_SEED)
+
+
+def test_the_peer_benchmarks_early_cut_keeps_the_late_context_and_three_points():
+    """``bench_peers.early_cut`` (``--min-portion``): a curve keeps its points at or past the
+    fraction of its last context x, and never fewer than its last three."""
+    path = BENCH.parent / "bench_peers.py"
+    spec = importlib.util.spec_from_file_location("bench_peers", path)
+    peers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(peers)
+    context = pd.DataFrame({"run": list("aaaaaa") + list("bbbb"),
+                            "D": [0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 0.001, 0.02, 0.05, 1.0],
+                            "loss": np.arange(10.0)})
+    kept = peers.early_cut(context, 0.1)
+    assert kept.groupby("run")["D"].apply(list).to_dict() == {
+        "a": [0.1, 0.2, 0.5, 1.0], "b": [0.02, 0.05, 1.0]}
+    assert peers.widening_key(peers.parse_args(["--min-portion", "0.1"])) == \
+        "curve_bend --min-portion 0.1"
+    assert peers.widening_key(peers.parse_args([])) == "curve_bend"
