@@ -108,14 +108,20 @@ def density_terms(xp: Any, gammaln: Any, family: str, z: Any, *shape: Any
         constant = gammaln((nu + 1.0) / 2.0) - gammaln(nu / 2.0) - 0.5 * xp.log(nu * np.pi)
         return constant, -(nu + 1.0) / 2.0, xp.log1p(z * z / nu)
     if family == "contaminated":
-        share, excess = shape
-        wide = 1.0 + excess
-        bulk = xp.log1p(-share) - 0.5 * z * z
-        outlier = xp.log(share) - xp.log(wide) - 0.5 * (z / wide) ** 2
+        bulk, outlier = contaminated_parts(xp, z, *shape)
         # log(e^a + e^b), stable far in the tails (PyTensor's logaddexp is not)
         core = xp.maximum(bulk, outlier) + xp.log1p(xp.exp(-xp.abs(bulk - outlier)))
         return -0.5 * np.log(2.0 * np.pi), 1.0, core
     return -0.5 * np.log(2.0 * np.pi), -0.5, z * z
+
+
+def contaminated_parts(xp: Any, z: Any, share: Any, excess: Any) -> tuple[Any, Any]:
+    """The contaminated normal's two parts at ``z``, each less ``log(2 pi) / 2``:
+    ``log(1 - pi) - z^2 / 2`` (the bulk) and ``log(pi) - log(1 + k) - z^2 / (2 (1 + k)^2)``.
+    """
+    wide = 1.0 + excess
+    return (xp.log1p(-share) - 0.5 * z * z,
+            xp.log(share) - xp.log(wide) - 0.5 * (z / wide) ** 2)
 
 
 def standard_noise(rng: np.random.Generator, family: str, shape: tuple[int, ...],

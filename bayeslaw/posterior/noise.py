@@ -43,6 +43,7 @@ from ..errors import FitFileError
 from ..model.arithmetic import link_value
 from ..model.noise import (
     conditional_terms,
+    contaminated_parts,
     density_terms,
     draw_curves,
     noise_scale,
@@ -364,15 +365,12 @@ def outlier_probability(post: Posterior, *, seed: int = 0) -> pd.DataFrame:
                          f"'contaminated'; this fit's is {lk.family!r}")
     frame = post.data.frame
     y = frame[C.LOSS].to_numpy(float)
-    mu = mean_draws(post, frame, np.random.default_rng(seed))
-    loc, scale = sequential_terms(post, frame, y, mu,
-                                  noise_scale_draws(post, frame, np.random.default_rng(seed), mu))
-    share, excess = family_draws(post)
-    z = (y[None, :] - loc) / scale
-    bulk = np.log1p(-share) - 0.5 * z**2
-    wide = np.log(share) - np.log1p(excess) - 0.5 * (z / (1.0 + excess)) ** 2
+    rng = np.random.default_rng(seed)
+    mu = mean_draws(post, frame, rng)
+    loc, scale = sequential_terms(post, frame, y, mu, noise_scale_draws(post, frame, rng, mu))
+    bulk, wide = contaminated_parts(np, (y[None, :] - loc) / scale, *family_draws(post))
     out = frame[[C.RUN, C.D, C.LOSS]].copy()
-    out["residual"] = residuals(post, seed=seed)
+    out["residual"] = y - np.median(mu, axis=0)  # as residuals(): the law at its own run
     out["p_outlier"] = np.exp(wide - np.logaddexp(bulk, wide)).mean(axis=0)
     return out.reset_index(drop=True)
 
