@@ -116,7 +116,8 @@ def density_terms(xp: Any, gammaln: Any, family: str, z: Any, *shape: Any
 
 
 def contaminated_parts(xp: Any, z: Any, share: Any, excess: Any) -> tuple[Any, Any]:
-    """The contaminated normal's two parts at ``z``, each less ``log(2 pi) / 2``:
+    """The contaminated normal's two log parts at ``z``, each less ``log(2 pi) / 2``.
+
     ``log(1 - pi) - z^2 / 2`` (the bulk) and ``log(pi) - log(1 + k) - z^2 / (2 (1 + k)^2)``.
     """
     wide = 1.0 + excess
