@@ -50,8 +50,9 @@ import numpy as np
 ENABLED = os.environ.get("BAYESLAW_FUNCTION_CACHE", "1") != "0"
 #: ``"hit"``, ``"stored"`` or ``"uncached"`` for each compile in this process, in order.
 EVENTS: list[str] = []
-#: The folder's size limit in bytes: past it, the files used longest ago are deleted (one
-#: structure's two functions take about 0.5-6 MB).
+#: The folder's size limit in bytes: past it, the files used longest ago are deleted (the
+#: bundled sweep's default model's two functions take 6.3 MB:
+#: benchmarks/results/fncache_2026-12-06/README.md).
 MAX_BYTES = 256 * 2**20
 
 
