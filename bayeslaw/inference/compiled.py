@@ -489,13 +489,21 @@ def _callbacks(model: Any) -> dict[str, Any]:
 
 
 def _shared_data(variables: list[Any]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Read-only copies of the shared variables' values, and the variables, by name."""
+    """Read-only copies of the shared variables' values, and the variables, by name.
+
+    Two variables of one name must be one variable or, for the two functions loaded from
+    :mod:`bayeslaw.inference.fncache` (each with its own copy of the data), hold equal values
+    of one type: the callbacks read the data through ``user_data``, one array per name.
+    """
     shared: dict[str, np.ndarray] = {}
     shared_vars: dict[str, Any] = {}
     for var in variables:
-        if var.name in shared and shared_vars[var.name] is not var:
+        value = np.array(var.get_value(), order="C", copy=True)
+        if var.name in shared and shared_vars[var.name] is not var and not (
+                str(var.type) == str(shared_vars[var.name].type)
+                and np.array_equal(value, shared[var.name])):
             raise ValueError(f"shared variables must have unique names: {var.name}")
-        shared[var.name] = np.array(var.get_value(), order="C", copy=True)
+        shared[var.name] = value
         shared_vars[var.name] = var
     for value in shared.values():
         value.flags.writeable = False
