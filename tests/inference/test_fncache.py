@@ -31,24 +31,30 @@ def _density(parts, points):
 
 
 def test_a_hit_computes_what_a_fresh_compile_of_the_new_data_computes(cache, monkeypatch):
-    """chinchilla on the bundled sweep's final losses, stored; the same structure with every
-    loss shifted by 0.01 then loaded (the model cache swaps the data into the same PyMC
-    model): log density and gradient at five points equal a fresh compile's bit for bit, and
-    numba's keys of the callbacks are the same (so numba's cache serves both)."""
-    frame = bl.load(bl.bundled_path()).frame
-    first = bl.load(frame.groupby("run").tail(3))
+    """The default spec on the first fold of the bundled sweep's 5-fold split (the held-out
+    runs' noise levels non-centered, so both functions read a data variable, ``sigma_order``:
+    two loaded functions each hold a copy of it), stored; the same structure with every loss
+    shifted by 0.01 then loaded (the model cache swaps the data into the same PyMC model):
+    log density and gradient at five points equal a fresh compile's bit for bit, and numba's
+    keys of the callbacks are the same (so numba's cache serves both)."""
+    from bayeslaw.evaluation.splits import parse_split
+
+    data = bl.load(bl.bundled_path())
+    part = parse_split(data, "kfold:5")[0]
+    first = data.select(part.train, part.name)
     other = bl.load(first.frame.assign(loss=first.frame["loss"] + 0.01))
-    spec = bl.load_spec(law="chinchilla")
-    stored = compiled._callbacks(get_model(spec, first).model)
+    spec = bl.load_spec()
+    stored = compiled._callbacks(get_model(spec, first, like=data).model)
+    assert "sigma_order" in {v.name for v in stored["expand_pt"].get_shared()}
     assert fncache.EVENTS == ["stored", "stored"]
     rng = np.random.default_rng(0)
     points = [np.asarray(stored["initial_point_fn"](1), float) + 0.1 * rng.normal(size=stored["n"])
               for _ in range(5)]
     before = _density(stored, points)  # the first data's density
-    hit = compiled._callbacks(get_model(spec, other).model)
+    hit = compiled._callbacks(get_model(spec, other, like=data).model)
     assert fncache.EVENTS[2:] == ["hit", "hit"]
     monkeypatch.setattr(fncache, "ENABLED", False)
-    fresh = compiled._callbacks(get_model(spec, other).model)
+    fresh = compiled._callbacks(get_model(spec, other, like=data).model)
     assert fncache.EVENTS[4:] == ["uncached", "uncached"]
     for (a, ga), (b, gb), (c, _) in zip(_density(hit, points), _density(fresh, points),
                                         before, strict=True):
