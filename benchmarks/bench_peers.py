@@ -63,7 +63,8 @@ geometric mean of the two learned on the selection splits (DD and IC) with that 
 spec, so no context or target row of the scored data set chooses it.
 
 ``--out`` writes the printed tables as Markdown, atomically, with the exact command at the
-top; a folder gets ``peers_<mode>[_selection]_<date>.md``.
+top; a folder gets ``peers_<mode>[_selection]_<date>.md``.  Beside it, ``<name>_curves.csv``
+holds every curve's scores (one row per curve, its data set in ``dataset``).
 """
 
 from __future__ import annotations
@@ -673,7 +674,10 @@ def main(argv: list[str] | None = None) -> None:
     path = out_path(args)
     if path is not None:
         atomic_write_text(path, top + "\n" + body)
-        print(f"written: {path}")
+        curves = path.with_name(path.stem + "_curves.csv")
+        atomic_write_text(curves, pd.concat([r.curves.assign(dataset=n) for n, r in
+                                             scored.items()]).to_csv(index=False))
+        print(f"written: {path} and {curves} (each curve's scores)")
 
 
 if __name__ == "__main__":
