@@ -56,11 +56,13 @@ the predictive draws spread around their median by ``scale (1 + rate d)``, ``d``
 of x past the curve's last context point, or with ``--widen span`` that distance over the
 curve's context span in log x), the widening learned on the context alone: its
 curves re-split by NSL-PFN's rule, the first part fitted, the widening that best forecasts the
-rest of the context (maximum mean log density) kept.  One more fit per data set (per curve
-alone); both rows are printed and judged.  ``--widen shared`` learns nothing on the data set
-scored: it applies one widening per span (:data:`SHARED_WIDENINGS`, by mode and spec), the
-geometric mean of the two learned on the selection splits (DD and IC) with that mode and
-spec, so no context or target row of the scored data set chooses it.
+rest of the context kept: by the mean log density, or with ``--widen-criterion msce`` by
+each curve's calibration error as scored here (:meth:`bayeslaw.Widening.learn`).  One more
+fit per data set (per curve alone); both rows are printed and judged.  ``--widen shared``
+learns nothing on the data set scored: it applies one widening per span
+(:data:`SHARED_WIDENINGS`, by mode and spec), the geometric mean of the two learned on the
+selection splits (DD and IC) with that mode and spec, so no context or target row of the
+scored data set chooses it.
 
 ``--out`` writes the printed tables as Markdown, atomically, with the exact command at the
 top; a folder gets ``peers_<mode>[_selection]_<date>.md``.  Beside it, ``<name>_curves.csv``
@@ -84,6 +86,7 @@ import pandas as pd
 
 import bayeslaw as bl
 from bayeslaw.evaluation import metrics
+from bayeslaw.evaluation.widen import CRITERIA
 from bayeslaw.files import atomic_write_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,6 +170,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "(span, the default: chosen on DD and IC's selection splits) or in e-folds "
                    "of x (tokens); shared: no learning, the selection splits' widening "
                    "(SHARED_WIDENINGS)")
+    p.add_argument("--widen-criterion", choices=CRITERIA, default="lpd",
+                   help="what a learned widening optimizes on the inner held-out points: lpd "
+                   "(the mean log density, the default) or msce (each curve's calibration "
+                   "error, as scored here); with --widen shared, which learned pair to use")
     p.add_argument("--data", type=Path, default=DATA, help=f"default {DATA}")
     p.add_argument("--out", help="Markdown results file, or a folder for "
                    "peers_<mode>_<date>.md")
@@ -313,14 +320,19 @@ def learn_widening(frame: pd.DataFrame, spec: object, args: argparse.Namespace) 
     result = fit_context(inner[inner["role"] == "context"], spec, args)
     held = inner[inner["role"] == "target"][["run", "D", "loss"]].reset_index(drop=True)
     return bl.Widening.learn(result, held, seed=args.seed, source="NSL-PFN's rule on the "
-                             "context", per_span=args.widen == "span")
+                             "context", per_span=args.widen == "span",
+                             criterion=args.widen_criterion)
 
 
 def widening_key(args: argparse.Namespace) -> str:
-    """The spec's name in :data:`SHARED_WIDENINGS`: with ``--min-portion``, it too."""
-    if args.min_portion is None:
-        return args.spec
-    return f"{args.spec} --min-portion {args.min_portion:g}"
+    """The spec's name in :data:`SHARED_WIDENINGS`: with ``--min-portion`` and a
+    ``--widen-criterion`` other than lpd, they too."""
+    key = args.spec
+    if args.min_portion is not None:
+        key += f" --min-portion {args.min_portion:g}"
+    if getattr(args, "widen_criterion", "lpd") != "lpd":
+        key += f" --widen-criterion {args.widen_criterion}"
+    return key
 
 
 def shared_pair(mode: str, spec: str) -> tuple[float, float]:
@@ -369,7 +381,8 @@ def learn_widening_alone(frame: pd.DataFrame, spec: object, args: argparse.Names
         fits.append(fit_context(rows[rows["role"] == "context"], spec, args))
         helds.append(held)
     return bl.Widening.learn(fits, helds, seed=args.seed, source="NSL-PFN's rule on the "
-                             "context, every curve alone", per_span=args.widen == "span")
+                             "context, every curve alone", per_span=args.widen == "span",
+                             criterion=args.widen_criterion)
 
 
 def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace,
@@ -579,7 +592,8 @@ def header(args: argparse.Namespace, argv: list[str]) -> str:
                          *shared_pair(args.mode, widening_key(args))))
     elif args.widen:
         lines.append("Widened rows: bands widened by a bayeslaw.Widening learned on the "
-                     "context alone (--widen; see the script's docstring).")
+                     f"context alone for {args.widen_criterion} (--widen, --widen-criterion; "
+                     "see the script's docstring).")
     if args.selection:
         lines.append("Selection: inner splits of the context only (first part fitted, rest "
                      "scored); targets not read; no published rows (they score the targets).")

@@ -40,6 +40,7 @@ from scipy import optimize
 
 from .. import constants as C
 from ..errors import ArgumentError
+from .metrics import MSCE_LEVELS, central_bounds
 
 if TYPE_CHECKING:
     from ..data.table import LossData
@@ -68,6 +69,8 @@ class Widening:
         Convergence of the inner fit.
     per_span : bool
         Whether ``d`` is in units of the run's fitted span in log D (else in e-folds of D).
+    criterion : str
+        What it was learned for: ``"lpd"`` or ``"msce"`` (:meth:`learn`).
     """
 
     scale: float
@@ -79,6 +82,7 @@ class Widening:
     max_rhat: float = np.nan
     divergences: int = 0
     per_span: bool = False
+    criterion: str = "lpd"
 
     def factor(self, distance: np.ndarray) -> np.ndarray:
         """``k(d)`` at distances ``d`` (e-folds of D past the last fitted point; 0 before it)."""
@@ -110,14 +114,23 @@ class Widening:
 
     @classmethod
     def learn(cls, fit: Fit | Sequence[Fit], points: pd.DataFrame | Sequence[pd.DataFrame], *,
-              seed: int = 0, source: str = "", per_span: bool = False) -> Widening:
-        """The widening that maximizes the mean log density of ``points`` (held out of ``fit``).
+              seed: int = 0, source: str = "", per_span: bool = False,
+              criterion: str = "lpd") -> Widening:
+        """The widening that best forecasts ``points`` (held out of ``fit``).
 
         ``points`` are later points of ``fit``'s runs with their observed ``loss``.  Given
         several fits (curves fitted one at a time) and their points, in the same order, one
-        widening is learned for all: the mean is over all their points.  The optimum over
-        ``(log scale, log rate)`` is found by Nelder-Mead from ``(1, 1)``; a rate below 1e-6
-        is reported as 0.
+        widening is learned for all.  ``criterion``:
+
+        - ``"lpd"`` (the default): the mean log predictive density over all the points, a
+          proper scoring rule; the optimum over ``(log scale, log rate)`` is found by
+          Nelder-Mead from ``(1, 1)``, and a rate below 1e-6 is reported as 0.
+        - ``"msce"``: the mean over runs of each run's calibration error (its bands' coverage
+          against their levels, :data:`~bayeslaw.evaluation.metrics.MSCE_LEVELS`), the
+          calibration NSL-PFN's benchmark scores per curve.  It is a step function, so the
+          optimum is searched on a grid (:data:`MSCE_SCALES` x :data:`MSCE_RATES`), ties
+          broken by the mean log density.  Not a proper scoring rule: it asks for bands that
+          cover each run's points at their levels, and gives up log density for that.
         """
         fits = list(fit) if isinstance(fit, Sequence) else [fit]
         tables = list(points) if isinstance(points, Sequence) else [points]
@@ -125,25 +138,47 @@ class Widening:
             raise ArgumentError(f"a widening is learned from fits and their held-out points, "
                                 f"one table per fit: got {len(fits)} fit(s) and "
                                 f"{len(tables)} table(s)")
+        if criterion not in CRITERIA:
+            raise ArgumentError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
         terms = [_Terms.of(f, t, seed) for f, t in zip(fits, tables, strict=True)]
         d = [distances(f, t, per_span) for f, t in zip(fits, tables, strict=True)]
 
-        def mean_lpd(factors: list[np.ndarray]) -> float:
-            return float(np.mean(np.concatenate([t.lpd(k) for t, k in zip(terms, factors,
-                                                                           strict=True)])))
+        def mean_lpd(scale: float, rate: float) -> float:
+            return float(np.mean(np.concatenate([t.lpd(scale * (1.0 + rate * x))
+                                                 for t, x in zip(terms, d, strict=True)])))
 
-        def loss(theta: np.ndarray) -> float:
-            return -mean_lpd([np.exp(theta[0]) * (1.0 + np.exp(theta[1]) * x) for x in d])
-
-        best = optimize.minimize(loss, np.zeros(2), method="Nelder-Mead",
-                                 options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 2000})
-        scale, rate = (float(v) for v in np.exp(best.x))
+        if criterion == "lpd":
+            best = optimize.minimize(lambda th: -mean_lpd(*np.exp(th)), np.zeros(2),
+                                     method="Nelder-Mead",
+                                     options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 2000})
+            scale, rate = (float(v) for v in np.exp(best.x))
+            rate = rate if rate > 1e-6 else 0.0
+        else:
+            scale, rate = _least_msce(terms, d, mean_lpd)
         diagnostics = [getattr(f, "diagnostics", None) for f in fits]
         rhats = [r for g in diagnostics if np.isfinite(r := getattr(g, "max_rhat", np.nan))]
-        return cls(scale, rate if rate > 1e-6 else 0.0, source, sum(len(t) for t in tables),
-                   mean_lpd([np.ones(len(t)) for t in tables]), -float(best.fun),
-                   max(rhats) if rhats else np.nan,
-                   sum(int(getattr(g, "divergences", 0)) for g in diagnostics), per_span)
+        return cls(scale, rate, source, sum(len(t) for t in tables), mean_lpd(1.0, 0.0),
+                   mean_lpd(scale, rate), max(rhats) if rhats else np.nan,
+                   sum(int(getattr(g, "divergences", 0)) for g in diagnostics), per_span,
+                   criterion)
+
+
+#: What :meth:`Widening.learn` can maximize or minimize.
+CRITERIA = ("lpd", "msce")
+#: ``criterion="msce"``'s grid: scales from 0.5 to 8 (about 4% apart) and rates from 0 and 0.05
+#: to 50 per unit of distance (about 12% apart).
+MSCE_SCALES = np.exp(np.linspace(np.log(0.5), np.log(8.0), 71))
+MSCE_RATES = np.concatenate([[0.0], np.exp(np.linspace(np.log(0.05), np.log(50.0), 61))])
+
+
+def _least_msce(terms: list[_Terms], d: list[np.ndarray], mean_lpd: Any) -> tuple[float, float]:
+    """``(scale, rate)`` of the grid with the least mean per-run MSCE, ties by log density."""
+    errors = np.array([[np.mean(np.concatenate([t.msce(scale * (1.0 + rate * x))
+                                                for t, x in zip(terms, d, strict=True)]))
+                        for rate in MSCE_RATES] for scale in MSCE_SCALES])
+    tied = np.argwhere(errors <= errors.min() + 1e-12)
+    pairs = [(float(MSCE_SCALES[i]), float(MSCE_RATES[j])) for i, j in tied]
+    return max(pairs, key=lambda pair: mean_lpd(*pair))
 
 
 def distances(fit: Fit, points: pd.DataFrame, per_span: bool = False) -> np.ndarray:
@@ -186,6 +221,8 @@ class _Terms:
     loc: np.ndarray
     scale: np.ndarray
     centre: np.ndarray
+    bands: np.ndarray | None = None  # (levels, 2, n): the draws' central MSCE_LEVELS bands
+    runs: np.ndarray | None = None  # each point's run
 
     @classmethod
     def of(cls, fit: Fit, points: pd.DataFrame, seed: int) -> _Terms:
@@ -195,8 +232,24 @@ class _Terms:
         rng = np.random.default_rng(seed)  # the draws bl.predict(fit, points, seed) makes
         mu = mean_draws(fit, points, rng)
         loc, scale = forecast_terms(fit, points, mu, noise_scale_draws(fit, points, rng, mu), rng)
-        centre = np.median(loc + noise(fit, scale, rng), axis=0)
-        return cls(fit, points[C.LOSS].to_numpy(float), loc, scale, centre)
+        draws = loc + noise(fit, scale, rng)
+        bands = np.array([central_bounds(draws, c) for c in MSCE_LEVELS])
+        return cls(fit, points[C.LOSS].to_numpy(float), loc, scale, np.median(draws, axis=0),
+                   bands, points[C.RUN].astype(str).to_numpy())
+
+    def msce(self, k: np.ndarray) -> np.ndarray:
+        """Each run's mean squared calibration error of the forecast widened by ``k``.
+
+        Over ``MSCE_LEVELS``, per run as NSL-PFN scores each curve; a band's bounds move
+        as its draws do.
+        """
+        if self.bands is None or self.runs is None:
+            raise ArgumentError("these forecast terms hold no bands: build them with _Terms.of")
+        edges = self.centre + np.asarray(k, float) * (self.bands - self.centre)
+        inside = (self.y >= edges[:, 0]) & (self.y <= edges[:, 1])  # (levels, n)
+        _, run, size = np.unique(self.runs, return_inverse=True, return_counts=True)
+        share = np.array([np.bincount(run, weights=row) for row in inside]) / size
+        return np.mean((share.T - np.asarray(MSCE_LEVELS)) ** 2, axis=1)
 
     def lpd(self, k: np.ndarray) -> np.ndarray:
         """Log density per point of the forecast widened by ``k`` per point."""
@@ -209,13 +262,14 @@ class _Terms:
 
 def widening(data: LossData, spec: ModelSpec | str, split: str = "prefix:0.5", *,
              seed: int = C.DEFAULT_SEED, like: LossData | None = None, per_span: bool = False,
-             **fit_kwargs: Any) -> Widening:
+             criterion: str = "lpd", **fit_kwargs: Any) -> Widening:
     """Learn a :class:`Widening` from ``split``'s first fold on ``data`` (one more fit).
 
     ``spec`` is fitted to the fold's training part (``like`` as in :func:`bayeslaw.fit`),
-    and the widening that best forecasts its held-out points is kept (``per_span``: the
-    distance in units of each run's fitted span).  The split must hold out later points of
-    fitted runs (``prefix:F``, or ``RUNS+prefix:F``'s prefix part).
+    and the widening that best forecasts its held-out points by ``criterion`` is kept
+    (:meth:`Widening.learn`; ``per_span``: the distance in units of each run's fitted span).
+    The split must hold out later points of fitted runs (``prefix:F``, or
+    ``RUNS+prefix:F``'s prefix part).
     """
     from ..spec.catalog import load_spec
     from .backtesting import fold_fit
@@ -232,4 +286,5 @@ def widening(data: LossData, spec: ModelSpec | str, split: str = "prefix:0.5", *
                             "a widening learns from those: use prefix:F")
     result = fold_fit(train, spec, f"inner {part.name}", seed=seed,
                       like=like if like is not None else data, **fit_kwargs)
-    return Widening.learn(result, test, seed=seed, source=part.name, per_span=per_span)
+    return Widening.learn(result, test, seed=seed, source=part.name, per_span=per_span,
+                          criterion=criterion)
