@@ -157,7 +157,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "points, evenly in log x")
     p.add_argument("--min-portion", type=float, help="fit each curve's context from this "
                    "fraction of its last context x on (at least its last three points): an "
-                   "early transient left out of the fit, as misfitting's loader does with 0.1")
+                   "early transient left out of the fit (sets the spec's data.min_portion; 0: "
+                   "every point; default: the spec's own)")
     p.add_argument("--selection", action="store_true", help="inner splits of the context "
                    "(IC, DD): fit each curve's first half, score the rest")
     p.add_argument("--spec", help="a spec (TOML path or shipped name; default "
@@ -188,8 +189,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    if args.selection else ""))
     if args.max_context is not None and args.max_context < 3:
         p.error(f"--max-context must be at least 3, got {args.max_context}")
-    if args.min_portion is not None and not 0.0 < args.min_portion < 1.0:
-        p.error(f"--min-portion must be between 0 and 1, got {args.min_portion}")
+    if args.min_portion is not None and not 0.0 <= args.min_portion < 1.0:
+        p.error(f"--min-portion must be in [0, 1) (0: every point), got {args.min_portion}")
     return args
 
 
@@ -290,18 +291,9 @@ def one_row_per_point(context: pd.DataFrame) -> pd.DataFrame:
     return context.groupby(["run", "D"], as_index=False, sort=False)["loss"].mean()
 
 
-def early_cut(context: pd.DataFrame, portion: float) -> pd.DataFrame:
-    """Each curve's context from ``portion`` of its last context x on (``D >= portion``), and
-    at least its last three points (``--min-portion``)."""
-    from_last = context.groupby("run")["D"].rank(method="first", ascending=False)
-    return context[(context["D"] >= portion) | (from_last <= 3)]
-
-
 def fit_context(context: pd.DataFrame, spec: object, args: argparse.Namespace) -> bl.Fit:
-    """``spec`` fitted to context rows (convergence shown in the table, not warned); with
-    ``--min-portion`` each curve's early context left out (:func:`early_cut`)."""
-    if getattr(args, "min_portion", None) is not None:
-        context = early_cut(context, args.min_portion)
+    """``spec`` fitted to context rows (convergence shown in the table, not warned); the
+    spec's ``data.min_portion`` (or ``--min-portion``) leaves each curve's early context out."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bl.ConvergenceWarning)
         return bl.fit(bl.load(one_row_per_point(context)), spec, seed=args.seed,
@@ -328,8 +320,8 @@ def widening_key(args: argparse.Namespace) -> str:
     """The spec's name in :data:`SHARED_WIDENINGS`: with ``--min-portion`` and a
     ``--widen-criterion`` other than lpd, they too."""
     key = args.spec
-    if args.min_portion is not None:
-        key += f" --min-portion {args.min_portion:g}"
+    if portion(args):
+        key += f" --min-portion {portion(args):g}"
     if getattr(args, "widen_criterion", "lpd") != "lpd":
         key += f" --widen-criterion {args.widen_criterion}"
     return key
@@ -354,12 +346,21 @@ def shared_widening(mode: str, spec: str) -> bl.Widening:
                        "(geometric mean)", per_span=True)
 
 
-def bench_spec(spec: str) -> object:
+def bench_spec(spec: str, min_portion: float | None = None) -> object:
     """The spec ``spec`` (a shipped name or a TOML path) with its reference at D = 1: each
-    curve's last context point, the scale :func:`normalise` puts every curve on."""
+    curve's last context point, the scale :func:`normalise` puts every curve on; with
+    ``min_portion``, its ``data.min_portion`` set to it."""
     d = bl.load_spec(spec, fallback="curve_bend").to_dict()  # overrides merge over curve_bend
     d["reference"] = {"D": 1.0}
+    if min_portion is not None:
+        d["data"] = {"min_portion": min_portion}
     return bl.ModelSpec.from_dict(d)
+
+
+def portion(args: argparse.Namespace) -> float:
+    """The share of each curve's last context x before which its context is left out of the
+    fit: ``--min-portion``, else the spec's own ``data.min_portion``."""
+    return bench_spec(args.spec, args.min_portion).data.min_portion
 
 
 def learn_widening_alone(frame: pd.DataFrame, spec: object, args: argparse.Namespace
@@ -581,10 +582,11 @@ def header(args: argparse.Namespace, argv: list[str]) -> str:
     if args.max_context is not None:
         lines.append(f"Context thinned: at most {args.max_context} points per curve, evenly "
                      "in log x (--max-context); the published rows used every point.")
-    if args.min_portion is not None:
+    if portion(args):
         lines.append(f"Early context left out of the fit: each curve's points below "
-                     f"{args.min_portion} of its last context x (at least its last three "
-                     "kept; --min-portion); scored rows unchanged.")
+                     f"{portion(args):g} of its last context x (at least its last three "
+                     "kept; the spec's data.min_portion, or --min-portion); scored rows "
+                     "unchanged.")
     if args.widen == "shared":
         lines.append("Widened rows: bands widened by the one bayeslaw.Widening learned on DD's "
                      "and IC's selection splits, scale {:.3f}, rate {:.2f} per context span "
@@ -668,7 +670,7 @@ def main(argv: list[str] | None = None) -> None:
     if not hasattr(bl, "log_density"):
         raise SystemExit("this bayeslaw has no bl.log_density (the log predictive density of "
                          "held-out rows, which the LL score needs)")
-    spec = bench_spec(args.spec)
+    spec = bench_spec(args.spec, args.min_portion)
     if args.mode == "alone":  # before any output: refused when it cannot be fitted alone
         spec = alone_spec(spec)
     if args.widen == "shared":

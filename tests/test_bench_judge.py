@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+import bayeslaw as bl
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_backtest.py"
 
 
@@ -190,19 +192,18 @@ def test_fold_seeds_choose_and_report_on_different_folds(bench):
     assert not folds(SELECT_SEED) & folds(REPORT_SEED)
 
 
-def test_the_peer_benchmarks_early_cut_keeps_the_late_context_and_three_points():
-    """``bench_peers.early_cut`` (``--min-portion``): a curve keeps its points at or past the
-    fraction of its last context x, and never fewer than its last three."""
+def test_the_peer_benchmarks_early_cut_is_the_specs_and_names_its_widening():
+    """``--min-portion`` sets the spec's ``data.min_portion`` (0: every point), and the
+    shared widening is looked up under the cut the fit uses."""
     path = BENCH.parent / "bench_peers.py"
     spec = importlib.util.spec_from_file_location("bench_peers", path)
     peers = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(peers)
-    context = pd.DataFrame({"run": list("aaaaaa") + list("bbbb"),
-                            "D": [0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 0.001, 0.02, 0.05, 1.0],
-                            "loss": np.arange(10.0)})
-    kept = peers.early_cut(context, 0.1)
-    assert kept.groupby("run")["D"].apply(list).to_dict() == {
-        "a": [0.1, 0.2, 0.5, 1.0], "b": [0.02, 0.05, 1.0]}
+    own = bl.load_spec("curve_bend").data.min_portion
+    assert peers.bench_spec("curve_bend", 0.2).data.min_portion == 0.2
+    assert peers.bench_spec("curve_bend").data.min_portion == own
     assert peers.widening_key(peers.parse_args(["--min-portion", "0.1"])) == \
         "curve_bend --min-portion 0.1"
-    assert peers.widening_key(peers.parse_args([])) == "curve_bend"
+    assert peers.widening_key(peers.parse_args(["--min-portion", "0"])) == "curve_bend"
+    assert peers.widening_key(peers.parse_args([])) == (
+        f"curve_bend --min-portion {own:g}" if own else "curve_bend")

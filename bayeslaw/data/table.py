@@ -171,6 +171,24 @@ class LossData:
             return self
         return self.select(keep, f"thinned to <= {max_points} points per run, log-spaced in D")
 
+    def from_portion(self, portion: float, min_kept: int = 3) -> LossData:
+        """Each run's points from ``portion`` of its last D on, and at least its last few.
+
+        At least its last ``min_kept`` points are kept (a spec's ``data.min_portion``).  The
+        choice is recorded in :attr:`notes` (and so in a fit's provenance).
+        """
+        if not 0.0 <= portion < 1.0:
+            raise DataError(f"portion must be a share of each run's last D in [0, 1), got "
+                            f"{portion}")
+        by_run = self.frame.groupby(C.RUN, sort=False)[C.D]
+        from_last = by_run.rank(method="first", ascending=False).to_numpy()
+        keep = ((self.frame[C.D] >= portion * by_run.transform("max")).to_numpy()
+                | (from_last <= min_kept))
+        if keep.all():
+            return self
+        return self.select(keep, f"{int((~keep).sum())} point(s) before {portion:g} of their "
+                                 f"run's last D left out (at least the last {min_kept} kept)")
+
     def require_levels(self, covariates: Sequence[str], law_name: str,
                        min_levels: Mapping[str | tuple[str, ...], int] | None = None,
                        fixed: Sequence[str] = ()) -> None:

@@ -34,7 +34,7 @@ from ..posterior.diagnostics import Thresholds
 from ..posterior.result import Fit, Fits
 from ..spec.catalog import resolve_spec
 from ..spec.model_spec import ModelSpec
-from ..spec.settings import SamplerSettings
+from ..spec.settings import MIN_KEPT, SamplerSettings
 from .fleet import default_progress
 from .modelcache import COMPILES, Entry, compiled_for, entry_for, get_model, origin
 
@@ -198,7 +198,8 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     Parameters
     ----------
     data : LossData
-        Validated observations (:func:`bayeslaw.load`).
+        Validated observations (:func:`bayeslaw.load`); the spec's ``data.min_portion`` may
+        leave each run's early points out (:class:`~bayeslaw.spec.settings.DataSettings`).
     spec : ModelSpec, path, shipped name, dict or None
         Model spec; ``None`` takes the default spec of ``law`` (or of the data's columns).
     law : str, optional
@@ -208,8 +209,7 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     draws, tune, chains, backend, target_accept : optional
         Override the spec's ``[sampler]`` table (``backend``: ``"nutpie"`` or ``"pymc"``).
     progress : bool, optional
-        Show nutpie's progress bar; default (None): when stderr is a terminal, and not in CI
-        (``CI`` set) or under pytest (:func:`default_progress`).
+        nutpie's progress bar; default: on a terminal, not in CI nor under pytest.
     strict : bool
         Raise :class:`ConvergenceError` instead of warning when diagnostics fail (and for
         an approximate ``method``, which has none).
@@ -228,11 +228,11 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     Returns
     -------
     Fit
-        Complete: log-likelihood and diagnostics computed.  One stderr line gives the compile
-        (from memory, disk or now), warm-start and sampling seconds (also in
-        ``fit.provenance["sampling"]``).
+        With log-likelihood and diagnostics.  One stderr line gives the compile (from memory,
+        disk or now), warm-start and sampling seconds (``fit.provenance["sampling"]``).
     """
     spec = _resolved(spec, law, data)
+    data = _fitted_part(data, spec)
     settings = _settings(spec, draws=draws, tune=tune, chains=chains, backend=backend,
                          target_accept=target_accept)
     _check_method(method, strict, seed)
@@ -247,6 +247,17 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
                             _provenance(data, seed, settings, sampled, method), thresholds)
     result.check(strict=strict)
     return result
+
+
+def _fitted_part(data: LossData, spec: ModelSpec) -> LossData:
+    """``data`` less the points the spec's ``[data]`` table leaves out, said on stderr."""
+    if not spec.data.min_portion:
+        return data
+    kept = data.from_portion(spec.data.min_portion, MIN_KEPT)
+    if kept is not data:
+        print(f"bayeslaw fit: {kept.notes[-1]} (the spec's data.min_portion)",
+              file=sys.stderr, flush=True)
+    return kept
 
 
 def fit_many(jobs: Mapping[str, LossData | Mapping[str, Any]], *, client: Any = None,

@@ -6,7 +6,8 @@ the data, so that simulation-based calibration can draw from exactly the prior t
 fitted.  Every key of
 every section is checked against the section's allowed keys, which are the fields of its
 dataclass (:class:`~bayeslaw.spec.parts.Effect`, :class:`~bayeslaw.spec.parts.Likelihood`,
-:class:`~bayeslaw.spec.settings.SamplerSettings`) or the law's reference keys.
+:class:`~bayeslaw.spec.settings.SamplerSettings`, :class:`~bayeslaw.spec.settings.DataSettings`)
+or the law's reference keys.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from .parts import (
     parse_flag,
     parse_prior,
 )
-from .settings import SamplerSettings, splits_clash
+from .settings import DataSettings, SamplerSettings, splits_clash
 
 #: Finite floats are below this (float64's largest is 1.8e308).
 LARGEST_NUMBER = 1.7e308
@@ -56,6 +57,7 @@ class ModelSpec:
     sampler: SamplerSettings = field(default_factory=SamplerSettings)
     description: str = ""
     correlation: Correlation | None = None
+    data: DataSettings = field(default_factory=DataSettings)
 
     @property
     def law_obj(self) -> Law:
@@ -79,6 +81,7 @@ class ModelSpec:
             "likelihood": self.likelihood.to_dict(),
             "sampler": self.sampler.to_dict(),
             **({"correlation": self.correlation.to_dict()} if self.correlation else {}),
+            **({"data": self.data.to_dict()} if self.data != DataSettings() else {}),
         }
 
     def to_json(self) -> str:
@@ -180,6 +183,7 @@ def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
         sampler=sampler,
         description=str(d.get("description", "")),
         correlation=correlation,
+        data=_parse_data(d.get("data", {})),
     )
 
 
@@ -389,6 +393,12 @@ def _check_noise_model(law: Law, likelihood: Likelihood) -> None:
     if likelihood.walk is not None and likelihood.ar1 is not None:
         raise SpecError("likelihood.walk and likelihood.ar1 are two models of the within-run "
                         "residual: keep one")
+
+
+def _parse_data(table: Any) -> DataSettings:
+    """``[data]``: its keys are the fields of :class:`DataSettings`."""
+    check_keys(table, DataSettings.keys(), "[data]")
+    return DataSettings.from_dict(table)
 
 
 def _parse_sampler(table: Any, priors: Mapping[str, Prior]) -> SamplerSettings:

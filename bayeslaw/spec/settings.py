@@ -160,3 +160,43 @@ class SamplerSettings:
         """
         return {f.name: list(getattr(self, f.name)) if f.name in SPLITS
                 else getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class DataSettings:
+    """Which of a table's points a spec is fitted to: a spec's ``[data]`` table.
+
+    Attributes
+    ----------
+    min_portion : float
+        Each run's points below this share of its last D are left out of the fit, its last
+        :data:`MIN_KEPT` points always kept (:meth:`bayeslaw.data.table.LossData.from_portion`):
+        an early transient the law does not describe, such as a warm-up or the first fast
+        drop.  ``0`` (the default) fits every point.  The fit says how many points it left
+        out (one stderr line, and the fit's data notes); forecasts are made at any D.
+    """
+
+    min_portion: float = 0.0
+
+    @classmethod
+    def keys(cls) -> frozenset[str]:
+        """The keys a spec's ``[data]`` table may hold: the fields of this class."""
+        return frozenset(f.name for f in fields(cls))
+
+    @classmethod
+    def from_dict(cls, table: Mapping[str, Any]) -> DataSettings:
+        """Settings from a ``[data]`` table (keys checked by the spec parser)."""
+        portion = table.get("min_portion", 0.0)
+        if isinstance(portion, bool) or not isinstance(portion, numbers.Real) or not (
+                0.0 <= float(portion) < 1.0):
+            raise SpecError(f"data.min_portion must be a share of each run's last D in [0, 1) "
+                            f"(0 fits every point), got {portion!r}")
+        return cls(float(portion))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form (the TOML layout)."""
+        return {"min_portion": self.min_portion}
+
+
+#: :attr:`DataSettings.min_portion` keeps at least this many of each run's last points.
+MIN_KEPT = 3

@@ -130,3 +130,34 @@ def test_horizon_column_is_checked():
         bl.load(frame)
     frame.loc[0, "horizon"] = 3e9
     assert bl.load(frame).frame["horizon"].tolist() == [3e9, 3e9, 1e9]
+
+
+def test_from_portion_keeps_each_runs_late_points_and_at_least_three():
+    """A spec's ``data.min_portion``: a run keeps its points at or past that share of its
+    last D, and never fewer than its last three; the choice is noted."""
+    frame = pd.DataFrame({"run": list("aaaaaa") + list("bbbb"),
+                          "D": [1e7, 5e7, 1e8, 2e8, 5e8, 1e9, 1e5, 2e6, 5e6, 1e8],
+                          "loss": np.linspace(3.0, 2.0, 10)})
+    data = bl.load(frame)
+    kept = data.from_portion(0.1)
+    assert kept.frame.groupby("run")["D"].apply(list).to_dict() == {
+        "a": [1e8, 2e8, 5e8, 1e9], "b": [2e6, 5e6, 1e8]}
+    assert "3 point(s) before 0.1 of their run's last D left out" in kept.notes[-1]
+    assert data.from_portion(0.0) is data and data.from_portion(1e-6) is data
+    with pytest.raises(DataError, match=r"in \[0, 1\), got 1.0"):
+        data.from_portion(1.0)
+
+
+def test_a_spec_with_min_portion_fits_the_late_points_and_says_so(capsys):
+    """``bl.fit`` applies the spec's ``data.min_portion`` before building the model: the
+    fit's data is the cut table and one stderr line counts what was left out."""
+    from ..conftest import curve_table
+
+    data = bl.load(curve_table(2, points=6, seed=1))
+    spec = {"data": {"min_portion": 0.5}}
+    with pytest.warns(bl.ConvergenceWarning):  # 20 draws: plumbing, not inference
+        fit = bl.fit(data, spec, draws=20, tune=20, chains=1, seed=1)
+    expected = data.from_portion(0.5)
+    assert len(fit.data.frame) == len(expected.frame) < len(data.frame)
+    pd.testing.assert_frame_equal(fit.data.frame, expected.frame)
+    assert "left out" in capsys.readouterr().err
