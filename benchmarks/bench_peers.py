@@ -125,6 +125,11 @@ SHARED_WIDENINGS: dict[tuple[str, str], tuple[float, float]] = {
     # with --min-portion 0.1: DD 1.386 / 5.408, IC 1.196 / 0 (benchmarks/results/
     # peers_selection_{dd,ic}_curve_bend_min_portion_2026-12-06.md)
     ("pooled", "curve_bend --min-portion 0.1"): (float(np.sqrt(1.386 * 1.196)), 0.0),
+    # learned for calibration (--widen-criterion msce), the cut the spec's own: DD 0.5121 /
+    # 39.72, IC 0.1489 / 44.56 (benchmarks/results/
+    # peers_selection_{dd,ic}_curve_bend_min_portion_msce_grid_2026-12-06.md)
+    ("pooled", "curve_bend --min-portion 0.1 --widen-criterion msce"): (
+        float(np.sqrt(0.5121 * 0.1489)), float(np.sqrt(39.72 * 44.56))),
 }
 
 #: Published figures, ``(RMSLE, LL, MSCE)`` per data set (None: not published), from
