@@ -122,6 +122,7 @@ def test_reparameterized_spec_has_the_reference_density(entry):
     now, then = shipped.to_dict(), stored.to_dict()
     for d in (now, then):
         d.pop("sampler")
+        d.pop("data", None)  # which points a fit uses (curve_bend's min_portion), not the density
         for e in d["effects"]:
             e.pop("centered")
             if (e["param"], e["group"]) in CHANGED_SINCE.get(entry.split("@")[0], ()):
