@@ -177,13 +177,7 @@ class LossData:
         At least its last ``min_kept`` points are kept (a spec's ``data.min_portion``).  The
         choice is recorded in :attr:`notes` (and so in a fit's provenance).
         """
-        if not 0.0 <= portion < 1.0:
-            raise DataError(f"portion must be a share of each run's last D in [0, 1), got "
-                            f"{portion}")
-        by_run = self.frame.groupby(C.RUN, sort=False)[C.D]
-        from_last = by_run.rank(method="first", ascending=False).to_numpy()
-        keep = ((self.frame[C.D] >= portion * by_run.transform("max")).to_numpy()
-                | (from_last <= min_kept))
+        keep = late_points(self.frame, portion, min_kept)
         if keep.all():
             return self
         return self.select(keep, f"{int((~keep).sum())} point(s) before {portion:g} of their "
@@ -433,3 +427,19 @@ def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
         frame = frame.sort_values([C.RUN, C.D], kind="stable")
     order = pd.unique(frame[C.RUN])  # keep runs in first-appearance order of the input
     return frame.set_index(C.RUN).loc[order].reset_index()
+
+
+def late_points(frame: pd.DataFrame, portion: float, min_kept: int = 3) -> np.ndarray:
+    """Which rows of ``frame`` a spec's ``data.min_portion`` keeps.
+
+    Those at or past ``portion`` of their run's last D, and its last ``min_kept``; without a
+    ``run`` column, ``frame`` is one run.
+    """
+    if not 0.0 <= portion < 1.0:
+        raise DataError(f"portion must be a share of each run's last D in [0, 1), got "
+                        f"{portion}")
+    runs = frame[C.RUN] if C.RUN in frame.columns else pd.Series(0, index=frame.index)
+    by_run = frame[C.D].groupby(runs, sort=False)
+    from_last = by_run.rank(method="first", ascending=False).to_numpy()
+    return ((frame[C.D] >= portion * by_run.transform("max")).to_numpy()
+            | (from_last <= min_kept))

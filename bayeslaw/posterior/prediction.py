@@ -16,8 +16,10 @@ import pandas as pd
 
 from .. import constants as C
 from ..data.steps import check_exit_columns
+from ..data.table import late_points
 from ..errors import ArgumentError, DataError, ImportanceWeightsWarning
 from ..model.noise import conditional_terms, relative_variance
+from ..spec.settings import MIN_KEPT
 from .draws import Posterior, mean_draws, scheduled_points
 from .noise import (
     hurst_draws,
@@ -145,7 +147,8 @@ def forecast_run(fit: Posterior, run: str | pd.DataFrame, D_target: float, *, n_
         draws of the new run's group effects and noise scale from the population, weighted by
         the likelihood of the logged points, and resampled.  ``attrs["weights_ess"]`` reports
         the effective sample size of those weights (warned about below 100: refit with the
-        curve in the data instead).
+        curve in the data instead).  The spec's ``data.min_portion`` leaves the curve's early
+        points out, as it left the fitted runs' (``attrs["left_out"]`` counts them).
     D_target : float
         Tokens to forecast to.
     schedule : DataFrame, path or None
@@ -168,6 +171,8 @@ def forecast_run(fit: Posterior, run: str | pd.DataFrame, D_target: float, *, n_
     if missing or logged.empty:
         raise DataError(f"a partial curve needs rows with columns {', '.join(needed)}; "
                         f"missing {missing}")
+    keep = late_points(logged, fit.spec.data.min_portion, MIN_KEPT)  # as the fit's runs were
+    logged, left_out = logged[keep].reset_index(drop=True), int((~keep).sum())
     grid = _future_grid(logged, D_target, n_grid)
     if C.RUN in logged.columns:  # its schedule's terms, looked up under its own name
         both = scheduled_points(fit, pd.concat([logged, grid], ignore_index=True), schedule)
@@ -177,7 +182,7 @@ def forecast_run(fit: Posterior, run: str | pd.DataFrame, D_target: float, *, n_
     grid[C.RUN] = "__partial__"
     draws, ess = _resampled_future(fit, logged, grid, kind, np.random.default_rng(seed),
                                    replicates)
-    return summarise(grid, draws, kind, probs, weights_ess=ess)
+    return summarise(grid, draws, kind, probs, weights_ess=ess, left_out=left_out)
 
 
 def _replicate_terms(fit: Posterior, table: pd.DataFrame, y: np.ndarray, kind: str,

@@ -3,6 +3,8 @@ without N, the ``[correlation]`` section, and the predictive log density against
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -130,3 +132,21 @@ def test_forecast_of_a_new_partial_curve():
     assert (table["median"] <= table["upper_90"]).all()
     # the forecast starts close to the last logged loss (2.5), not at the prior's median level
     assert abs(table["median"].iloc[0] - 2.5) < 0.5
+
+
+def test_forecast_of_a_new_curve_leaves_out_its_early_points_as_the_fit_did():
+    """``curve_bend`` fits each curve from 0.1 of its last D on (``[data] min_portion``): a
+    new partial curve is conditioned the same way, so its forecast equals that of the curve
+    without its early points, draw for draw, and ``attrs["left_out"]`` counts them."""
+    data = bl.load(curves(seed=2))
+    spec = bl.load_spec(None, law="curve_bend")
+    assert spec.data.min_portion == 0.1
+    fit = prior_fit(spec, data, seed=5, draws=200)
+    D = np.array([1e7, 3e7, 1e8, 3e8, 1e9])
+    partial = pd.DataFrame({"D": D, "loss": 2.0 + 0.5 * (D / 1e9) ** -0.3})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bl.ImportanceWeightsWarning)  # prior draws: plumbing
+        whole = bl.forecast_run(fit, partial, 4e9, n_grid=5, seed=1)
+        late = bl.forecast_run(fit, partial[partial["D"] >= 1e8], 4e9, n_grid=5, seed=1)
+    assert whole.attrs["left_out"] == 2 and late.attrs["left_out"] == 0
+    np.testing.assert_array_equal(whole.draws, late.draws)
