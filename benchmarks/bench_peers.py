@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import shlex
 import subprocess
 import sys
@@ -351,6 +352,7 @@ def shared_widening(mode: str, spec: str) -> bl.Widening:
                        "(geometric mean)", per_span=True)
 
 
+@functools.cache  # a frozen ModelSpec: read from disk once per argument pair
 def bench_spec(spec: str, min_portion: float | None = None) -> object:
     """The spec ``spec`` (a shipped name or a TOML path) with its reference at D = 1: each
     curve's last context point, the scale :func:`normalise` puts every curve on; with

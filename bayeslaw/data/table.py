@@ -36,6 +36,8 @@ from .validation import (
 #: Minimum distinct levels for a covariate whose term has its own exponent: with two
 #: levels, scale, exponent and E are not jointly identified.
 MIN_LEVELS = 3
+#: A spec's ``data.min_portion`` keeps at least this many of each run's last points.
+MIN_KEPT = 3
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,7 @@ class LossData:
             return self
         return self.select(keep, f"thinned to <= {max_points} points per run, log-spaced in D")
 
-    def from_portion(self, portion: float, min_kept: int = 3) -> LossData:
+    def from_portion(self, portion: float, min_kept: int = MIN_KEPT) -> LossData:
         """Each run's points from ``portion`` of its last D on, and at least its last few.
 
         At least its last ``min_kept`` points are kept (a spec's ``data.min_portion``).  The
@@ -429,7 +431,7 @@ def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.set_index(C.RUN).loc[order].reset_index()
 
 
-def late_points(frame: pd.DataFrame, portion: float, min_kept: int = 3) -> np.ndarray:
+def late_points(frame: pd.DataFrame, portion: float, min_kept: int = MIN_KEPT) -> np.ndarray:
     """Which rows of ``frame`` a spec's ``data.min_portion`` keeps.
 
     Those at or past ``portion`` of their run's last D, and its last ``min_kept``; without a

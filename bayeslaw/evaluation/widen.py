@@ -222,8 +222,8 @@ class _Terms:
     loc: np.ndarray
     scale: np.ndarray
     centre: np.ndarray
-    bands: np.ndarray | None = None  # (levels, 2, n): the draws' central MSCE_LEVELS bands
-    runs: np.ndarray | None = None  # each point's run
+    bands: np.ndarray  # (levels, 2, n): the draws' central MSCE_LEVELS bands
+    runs: np.ndarray  # each point's run, as codes 0, 1, ... (np.bincount's)
 
     @classmethod
     def of(cls, fit: Fit, points: pd.DataFrame, seed: int) -> _Terms:
@@ -236,7 +236,7 @@ class _Terms:
         draws = loc + noise(fit, scale, rng)
         bands = np.array([central_bounds(draws, c) for c in MSCE_LEVELS])
         return cls(fit, points[C.LOSS].to_numpy(float), loc, scale, np.median(draws, axis=0),
-                   bands, points[C.RUN].astype(str).to_numpy())
+                   bands, pd.factorize(points[C.RUN].astype(str))[0])
 
     def msce(self, k: np.ndarray) -> np.ndarray:
         """Each run's mean squared calibration error of the forecast widened by ``k``.
@@ -244,12 +244,10 @@ class _Terms:
         Over ``MSCE_LEVELS``, per run as NSL-PFN scores each curve; a band's bounds move
         as its draws do.
         """
-        if self.bands is None or self.runs is None:
-            raise ArgumentError("these forecast terms hold no bands: build them with _Terms.of")
         edges = self.centre + np.asarray(k, float) * (self.bands - self.centre)
         inside = (self.y >= edges[:, 0]) & (self.y <= edges[:, 1])  # (levels, n)
-        _, run, size = np.unique(self.runs, return_inverse=True, return_counts=True)
-        share = np.array([np.bincount(run, weights=row) for row in inside]) / size
+        share = (np.array([np.bincount(self.runs, weights=row) for row in inside])
+                 / np.bincount(self.runs))
         return np.mean((share.T - np.asarray(MSCE_LEVELS)) ** 2, axis=1)
 
     def lpd(self, k: np.ndarray) -> np.ndarray:

@@ -34,7 +34,7 @@ from ..posterior.diagnostics import Thresholds
 from ..posterior.result import Fit, Fits
 from ..spec.catalog import resolve_spec
 from ..spec.model_spec import ModelSpec
-from ..spec.settings import MIN_KEPT, SamplerSettings
+from ..spec.settings import SamplerSettings
 from .fleet import default_progress
 from .modelcache import COMPILES, Entry, compiled_for, entry_for, get_model, origin
 
@@ -253,7 +253,7 @@ def _fitted_part(data: LossData, spec: ModelSpec) -> LossData:
     """``data`` less the points the spec's ``[data]`` table leaves out, said on stderr."""
     if not spec.data.min_portion:
         return data
-    kept = data.from_portion(spec.data.min_portion, MIN_KEPT)
+    kept = data.from_portion(spec.data.min_portion)
     if kept is not data:
         print(f"bayeslaw fit: {kept.notes[-1]} (the spec's data.min_portion)",
               file=sys.stderr, flush=True)

@@ -19,7 +19,6 @@ from ..data.steps import check_exit_columns
 from ..data.table import late_points
 from ..errors import ArgumentError, DataError, ImportanceWeightsWarning
 from ..model.noise import conditional_terms, relative_variance
-from ..spec.settings import MIN_KEPT
 from .draws import Posterior, mean_draws, scheduled_points
 from .noise import (
     hurst_draws,
@@ -171,7 +170,7 @@ def forecast_run(fit: Posterior, run: str | pd.DataFrame, D_target: float, *, n_
     if missing or logged.empty:
         raise DataError(f"a partial curve needs rows with columns {', '.join(needed)}; "
                         f"missing {missing}")
-    keep = late_points(logged, fit.spec.data.min_portion, MIN_KEPT)  # as the fit's runs were
+    keep = late_points(logged, fit.spec.data.min_portion)  # as the fit's runs were
     logged, left_out = logged[keep].reset_index(drop=True), int((~keep).sum())
     grid = _future_grid(logged, D_target, n_grid)
     if C.RUN in logged.columns:  # its schedule's terms, looked up under its own name

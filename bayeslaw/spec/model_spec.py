@@ -397,7 +397,7 @@ def _check_noise_model(law: Law, likelihood: Likelihood) -> None:
 
 def _parse_data(table: Any) -> DataSettings:
     """``[data]``: its keys are the fields of :class:`DataSettings`."""
-    check_keys(table, DataSettings.keys(), "[data]")
+    check_keys(table, keys_of(DataSettings), "[data]")
     return DataSettings.from_dict(table)
 
 

@@ -170,18 +170,14 @@ class DataSettings:
     ----------
     min_portion : float
         Each run's points below this share of its last D are left out of the fit, its last
-        :data:`MIN_KEPT` points always kept (:meth:`bayeslaw.data.table.LossData.from_portion`):
+        :data:`~bayeslaw.data.table.MIN_KEPT` points always kept
+        (:meth:`bayeslaw.data.table.LossData.from_portion`):
         an early transient the law does not describe, such as a warm-up or the first fast
         drop.  ``0`` (the default) fits every point.  The fit says how many points it left
         out (one stderr line, and the fit's data notes); forecasts are made at any D.
     """
 
     min_portion: float = 0.0
-
-    @classmethod
-    def keys(cls) -> frozenset[str]:
-        """The keys a spec's ``[data]`` table may hold: the fields of this class."""
-        return frozenset(f.name for f in fields(cls))
 
     @classmethod
     def from_dict(cls, table: Mapping[str, Any]) -> DataSettings:
@@ -196,7 +192,3 @@ class DataSettings:
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form (the TOML layout)."""
         return {"min_portion": self.min_portion}
-
-
-#: :attr:`DataSettings.min_portion` keeps at least this many of each run's last points.
-MIN_KEPT = 3

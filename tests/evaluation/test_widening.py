@@ -7,6 +7,7 @@ draws are prior draws (``prior_fit``).
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import numpy as np
@@ -27,7 +28,9 @@ def normal_terms(y: np.ndarray, loc: np.ndarray, scale: np.ndarray) -> W._Terms:
     """Forecast terms of a stub fit with normal noise: per draw ``N(loc, scale)``."""
     fit = SimpleNamespace(spec=SimpleNamespace(likelihood=SimpleNamespace(family="normal")))
     centre = np.median(loc, axis=0)
-    return W._Terms(fit, np.asarray(y, float), loc, scale, centre)
+    y = np.asarray(y, float)  # bands unused by these tests: the draws' locations stand in
+    bands = np.array([metrics.central_bounds(loc, c) for c in metrics.MSCE_LEVELS])
+    return W._Terms(fit, y, loc, scale, centre, bands, np.zeros(len(y), int))
 
 
 def test_factor_is_the_scale_at_the_last_point_and_grows_linearly_past_it():
@@ -43,7 +46,7 @@ def test_widened_density_is_the_scaled_mixture_and_integrates_to_one():
     k = 2.5
 
     def widened(y: float) -> float:
-        t = W._Terms(terms.fit, np.array([y]), loc, scale, terms.centre)
+        t = dataclasses.replace(terms, y=np.array([y]))
         return float(np.exp(t.lpd(np.array([k]))[0]))
 
     total, _ = integrate.quad(widened, -6, 6, limit=200)
@@ -170,7 +173,7 @@ def test_msce_learning_finds_the_scale_of_least_expected_calibration_error():
     fit = SimpleNamespace(spec=SimpleNamespace(likelihood=SimpleNamespace(family="normal")),
                           data=SimpleNamespace(frame=pd.DataFrame({"run": names, "D": 1.0})))
     terms = W._Terms(fit, y, np.zeros((1, len(y))), np.ones((1, len(y))), np.zeros(len(y)),
-                     bands, names)
+                     bands, pd.factorize(names)[0])
     points = pd.DataFrame({"run": names, "D": 1.0, "loss": y})
     original = W._Terms.of
     try:
