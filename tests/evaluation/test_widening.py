@@ -162,8 +162,9 @@ def test_msce_learning_finds_the_scale_of_least_expected_calibration_error():
     k has mean p = P(|Z| < k z_c / 2) and variance p (1 - p) / 3, so its expected squared
     error is (p - c)^2 + p (1 - p) / 3, least at k = 2.48: wider than the spread (2.0, where
     the log density peaks), because a wider band also makes a run's share less variable.
-    The learned scale must sit within 10% of it: over seeds 8-12 it was 2-6% off, the
-    log-density optimum 18-20% off (so the test tells the two criteria apart)."""
+    The learned scale must sit within 10% of it: over seeds 8-12 it was 1-6% off, the
+    log-density optimum 18-20% off, so the test tells the two criteria apart
+    (benchmarks/results/widen_msce_2026-12-06/output.txt)."""
     rng = np.random.default_rng(8)
     runs, m = 1000, 3
     y = rng.normal(0.0, 2.0, runs * m)
