@@ -132,13 +132,15 @@ def _widened(args: argparse.Namespace, result: Fit, pred: Prediction) -> Predict
     from ..evaluation.widen import widening
 
     if args.epistemic:
-        raise BayeslawError("--widen spreads predictive bands (learned from the log density "
-                            "of held-out points): drop --epistemic")
+        raise BayeslawError("--widen spreads predictive bands (learned from held-out "
+                            "points' observed losses): drop --epistemic")
     wide = widening(result.data, result.spec, args.widen, seed=args.seed, draws=args.draws,
-                    tune=args.tune, chains=args.chains)
-    print(f"widened from {wide.source}: scale {wide.scale:.3g}, rate {wide.rate:.3g} per "
-          f"e-fold of D, from {wide.n_points} held-out points (mean log density "
-          f"{wide.lpd_before:.3f} -> {wide.lpd_after:.3f}); inner fit R-hat "
+                    tune=args.tune, chains=args.chains, per_span=args.widen_span,
+                    criterion=args.widen_criterion or "lpd")
+    unit = "run's fitted span in log D" if wide.per_span else "e-fold of D"
+    print(f"widened from {wide.source} ({wide.criterion}): scale {wide.scale:.3g}, rate "
+          f"{wide.rate:.3g} per {unit}, from {wide.n_points} held-out points (mean log "
+          f"density {wide.lpd_before:.3f} -> {wide.lpd_after:.3f}); inner fit R-hat "
           f"{wide.max_rhat:.3f}, {wide.divergences} divergences", file=sys.stderr)
     return wide.apply(result, pred)
 
@@ -153,6 +155,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if args.recalibrate and args.widen:
         raise BayeslawError("give one of --recalibrate and --widen: each maps the bands "
                             "of the fit's own forecast")
+    if (args.widen_criterion or args.widen_span) and not args.widen:
+        raise BayeslawError("--widen-criterion and --widen-span say how --widen learns: "
+                            "give --widen SPLIT with them")
     if args.recalibrate:
         pred = _recalibrated(args, result, pred)
     if args.widen:
@@ -212,6 +217,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         raise
     grid = {"xscale": args.xscale} if C.D in data.columns else {}
+    if grid and result.spec.data.min_portion:  # the early points the fit left out, in grey
+        grid["left_out"] = data.before_portion(result.spec.data.min_portion,
+                                               result.spec.data.min_kept)
     paths = write_fit_outputs(result, Path(args.out), **grid)
     print(result.summary().to_string(float_format=lambda v: f"{v:.4g}"))
     print(f"diagnostics: {result.diagnostics}")

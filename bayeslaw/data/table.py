@@ -36,8 +36,6 @@ from .validation import (
 #: Minimum distinct levels for a covariate whose term has its own exponent: with two
 #: levels, scale, exponent and E are not jointly identified.
 MIN_LEVELS = 3
-#: A spec's ``data.min_portion`` keeps at least this many of each run's last points.
-MIN_KEPT = 3
 
 
 @dataclass(frozen=True)
@@ -173,7 +171,7 @@ class LossData:
             return self
         return self.select(keep, f"thinned to <= {max_points} points per run, log-spaced in D")
 
-    def from_portion(self, portion: float, min_kept: int = MIN_KEPT) -> LossData:
+    def from_portion(self, portion: float, min_kept: int) -> LossData:
         """Each run's points from ``portion`` of its last D on, and at least its last few.
 
         At least its last ``min_kept`` points are kept (a spec's ``data.min_portion``).  The
@@ -184,6 +182,11 @@ class LossData:
             return self
         return self.select(keep, f"{int((~keep).sum())} point(s) before {portion:g} of their "
                                  f"run's last D left out (at least the last {min_kept} kept)")
+
+    def before_portion(self, portion: float, min_kept: int) -> pd.DataFrame:
+        """The rows :meth:`from_portion` leaves out (none when ``portion`` is 0)."""
+        return self.frame.loc[~late_points(self.frame, portion, min_kept)].reset_index(
+            drop=True)
 
     def require_levels(self, covariates: Sequence[str], law_name: str,
                        min_levels: Mapping[str | tuple[str, ...], int] | None = None,
@@ -431,7 +434,7 @@ def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.set_index(C.RUN).loc[order].reset_index()
 
 
-def late_points(frame: pd.DataFrame, portion: float, min_kept: int = MIN_KEPT) -> np.ndarray:
+def late_points(frame: pd.DataFrame, portion: float, min_kept: int) -> np.ndarray:
     """Which rows of ``frame`` a spec's ``data.min_portion`` keeps.
 
     Those at or past ``portion`` of their run's last D, and its last ``min_kept``; without a

@@ -253,7 +253,7 @@ def _fitted_part(data: LossData, spec: ModelSpec) -> LossData:
     """``data`` less the points the spec's ``[data]`` table leaves out, said on stderr."""
     if not spec.data.min_portion:
         return data
-    kept = data.from_portion(spec.data.min_portion)
+    kept = data.from_portion(spec.data.min_portion, spec.data.min_kept)
     if kept is not data:
         print(f"bayeslaw fit: {kept.notes[-1]} (the spec's data.min_portion)",
               file=sys.stderr, flush=True)

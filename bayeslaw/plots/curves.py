@@ -122,7 +122,8 @@ def plot_curve_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
                     ylim: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
                     n_grid: int = 120, panel_size: tuple[float, float] = (3.2, 2.6),
                     seed: int = 0, schedule: Any = None,
-                    prediction: pd.DataFrame | None = None) -> Any:
+                    prediction: pd.DataFrame | None = None,
+                    left_out: pd.DataFrame | None = None) -> Any:
     """The grid figure of a table of curves: one panel per curve (the module docstring).
 
     Takes :func:`~bayeslaw.plots.sweep.plot_grid`'s options, which calls it for a table
@@ -130,8 +131,9 @@ def plot_curve_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
     own largest ``D``; ``extend_to`` continues every curve to that ``D``.  ``ylim`` is one
     loss range for every panel (then shared), or each curve's own by run name (a panel of
     several curves spans theirs); by default each panel spans its own observed losses and
-    forecast medians.  ``add_N`` is refused: there are no model sizes.  ``prediction`` and
-    the returned figure's ``bayeslaw_prediction`` are :func:`~bayeslaw.plots.sweep.plot_grid`'s.
+    forecast medians.  ``add_N`` is refused: there are no model sizes.  ``prediction``,
+    ``left_out`` and the returned figure's ``bayeslaw_prediction`` are
+    :func:`~bayeslaw.plots.sweep.plot_grid`'s.
     """
     import matplotlib.pyplot as plt
 
@@ -153,13 +155,17 @@ def plot_curve_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
                              sharex=True, sharey=shared, squeeze=False)
     colour = _colours(names) if any(len(group) > 1 for *_, group in panels) else None
     observed = frame.assign(**{C.RUN: frame[C.RUN].astype(str)})
+    if left_out is not None:
+        left_out = left_out.assign(**{C.RUN: left_out[C.RUN].astype(str)})
     with limits_once(axes):
         for i, j, group in panels:
             ax, d_seen, d_drawn = axes[i, j], 0.0, 0.0
             for run in group:
                 p = pred[pred[C.RUN] == run]
                 obs = observed[observed[C.RUN] == run]
-                d_seen = max(d_seen, draw_run(ax, p, obs, probs, colour and colour(run), scale))
+                d_seen = max(d_seen, draw_run(
+                    ax, p, obs, probs, colour and colour(run), scale,
+                    None if left_out is None else left_out[left_out[C.RUN] == run]))
                 d_drawn = max(d_drawn, float(p[C.D].max()))
             if d_seen and d_drawn > d_seen * (1 + 1e-9):
                 mark_end_of_data(ax, d_seen, scale)

@@ -36,6 +36,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Legend text of the dotted line where a panel's data end and its forecast begins.
 END_OF_DATA = "end of data"
+#: Legend text of a run's points that its spec left out of the fit (``[data] min_portion``).
+LEFT_OUT = "Real, not fitted"
+#: Their colour: the points are data, drawn apart from what the posterior conditions on.
+LEFT_OUT_COLOUR = "0.6"
 #: Band colours, from the widest band to the narrowest.
 BAND_ALPHA = {0.9: 0.18, 0.5: 0.35}
 #: Most panels in a row of the grid figure: more N levels wrap onto further rows.
@@ -200,13 +204,19 @@ def limits_once(axes: np.ndarray) -> Iterator[None]:
 
 
 def draw_run(ax: Any, pred: pd.DataFrame, observed: pd.DataFrame, probs: Sequence[float],
-             colour: Any = None, scale: float = 1e9) -> float:
+             colour: Any = None, scale: float = 1e9, left_out: pd.DataFrame | None = None
+             ) -> float:
     """One run's bands, median and observed curve on ``ax``; the largest ``D`` observed.
 
     ``pred`` is the run's rows of a prediction table, ``observed`` its rows of the data;
     ``colour`` (a run of a panel of several) draws all three in one colour, paler bands;
     ``D`` is drawn divided by ``scale``.  0 when nothing is observed (a new size).
+    ``left_out``: the run's points its spec left out of the fit, drawn as grey dots (where
+    they fall in the panel's loss range, which the fitted points and forecasts set).
     """
+    if left_out is not None and len(left_out):
+        ax.plot(left_out[C.D] / scale, left_out[C.LOSS], ".", color=LEFT_OUT_COLOUR, ms=3,
+                label=LEFT_OUT)
     x = pred[C.D].to_numpy() / scale
     for prob in sorted(probs, reverse=True):
         tag = band_tag(prob)
@@ -271,14 +281,18 @@ def finish_legend(fig: Any, axes: np.ndarray, probs: Sequence[float], title: str
                   keys: dict[str, Any] | None = None) -> None:
     """Title the grid and put one legend below it (:func:`lay_out_grid`).
 
-    Its entries are Real, Pred and its bands, the end of data; with ``keys`` (runs coloured
+    Its entries are Real, the points left out of the fit (where drawn), Pred and its bands,
+    the end of data; with ``keys`` (runs coloured
     by a level: the level's colours) the same entries in grey, then ``keys``.
     """
     found = legend_handles(axes)
-    order = [REAL, PRED_MEDIAN, *(pred_band_label(p) for p in sorted(probs)), END_OF_DATA]
+    order = [REAL, LEFT_OUT, PRED_MEDIAN, *(pred_band_label(p) for p in sorted(probs)),
+             END_OF_DATA]
     legend = {lab: found[lab] for lab in order if lab in found}
     if keys is not None:
         legend = {**_neutral_keys(probs, END_OF_DATA in legend), **keys}
+        if LEFT_OUT in found:
+            legend = {REAL: legend.pop(REAL), LEFT_OUT: found[LEFT_OUT], **legend}
     lay_out_grid(fig, axes, title, list(legend.values()), list(legend.keys()))
 
 

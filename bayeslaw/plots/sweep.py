@@ -105,7 +105,8 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
               ylim: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
               n_grid: int = 120,
               panel_size: tuple[float, float] = (3.2, 2.6), seed: int = 0,
-              schedule: Any = None, prediction: pd.DataFrame | None = None) -> Any:
+              schedule: Any = None, prediction: pd.DataFrame | None = None,
+              left_out: pd.DataFrame | None = None) -> Any:
     """Grid of loss curves: rows ``T_m``, columns ``N``, x tokens (billions), y loss.
 
     At most :data:`~bayeslaw.plots.panels.MAX_COLUMNS` panels a row: more N levels wrap onto
@@ -167,6 +168,11 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
         An earlier grid figure's ``bayeslaw_prediction`` (the same fit, ``kind``, ``probs``
         and ``seed``, over these points or more): drawn again instead of predicting anew, as
         the plateau zoom redraws the full figure's.
+    left_out : DataFrame, optional
+        Points of the fitted runs (``run``, ``D``, ``loss``) that the fit did not use, the
+        early points a spec's ``[data] min_portion`` leaves out
+        (:meth:`bayeslaw.data.table.LossData.before_portion`): drawn as grey dots beside
+        each run's curve, where they fall in the panel's loss range.
 
     Returns
     -------
@@ -191,7 +197,7 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
         return plot_curve_grid(fit, probs=probs, kind=kind, forecast=forecast,
                                extend_to=extend_to, add_N=add_N, xscale=xscale, ylim=ylim,
                                n_grid=n_grid, panel_size=panel_size, seed=seed,
-                               schedule=schedule, prediction=prediction)
+                               schedule=schedule, prediction=prediction, left_out=left_out)
     law = fit.spec.law_obj
     if add_N and C.N not in law.covariates:
         raise ArgumentError(f"law {law.name!r} has no N term (its sizes are "
@@ -228,7 +234,8 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
                 p = pred[sel & (pred[C.RUN] == run)]
                 c = (None if colour is None else
                      colour(p[C.T_STEP].iloc[0]) if steps else colour(float(p[C.N].iloc[0])))
-                d_seen = max(d_seen, draw_run(ax, p, frame[frame[C.RUN] == run], probs, c))
+                d_seen = max(d_seen, draw_run(ax, p, frame[frame[C.RUN] == run], probs, c,
+                                              left_out=_of_run(left_out, run)))
             if d_seen and extend_to and extend_to > d_seen:
                 mark_end_of_data(ax, d_seen)
             title = "N = " + " - ".join(dict.fromkeys((size_label(ns[0]), size_label(ns[-1]))))
@@ -250,6 +257,11 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     finish_legend(fig, axes, probs, title, keys)
     fig.bayeslaw_prediction = pred
     return fig
+
+
+def _of_run(rows: pd.DataFrame | None, run: Any) -> pd.DataFrame | None:
+    """``rows``' rows of ``run`` (compared as text: a fit's run names are text), or None."""
+    return None if rows is None else rows[rows[C.RUN].astype(str) == str(run)]
 
 
 def _step_colours(runs: pd.DataFrame) -> tuple[Any, dict[str, Any]]:

@@ -170,7 +170,7 @@ def forecast_run(fit: Posterior, run: str | pd.DataFrame, D_target: float, *, n_
     if missing or logged.empty:
         raise DataError(f"a partial curve needs rows with columns {', '.join(needed)}; "
                         f"missing {missing}")
-    keep = late_points(logged, fit.spec.data.min_portion)  # as the fit's runs were
+    keep = late_points(logged, fit.spec.data.min_portion, fit.spec.data.min_kept)  # as fitted
     logged, left_out = logged[keep].reset_index(drop=True), int((~keep).sum())
     grid = _future_grid(logged, D_target, n_grid)
     if C.RUN in logged.columns:  # its schedule's terms, looked up under its own name

@@ -162,6 +162,10 @@ class SamplerSettings:
                 else getattr(self, f.name) for f in fields(self)}
 
 
+#: How many of each run's last points a spec's ``data.min_portion`` keeps by default.
+MIN_KEPT = 3
+
+
 @dataclass(frozen=True)
 class DataSettings:
     """Which of a table's points a spec is fitted to: a spec's ``[data]`` table.
@@ -170,14 +174,19 @@ class DataSettings:
     ----------
     min_portion : float
         Each run's points below this share of its last D are left out of the fit, its last
-        :data:`~bayeslaw.data.table.MIN_KEPT` points always kept
-        (:meth:`bayeslaw.data.table.LossData.from_portion`):
+        ``min_kept`` points always kept (:meth:`bayeslaw.data.table.LossData.from_portion`):
         an early transient the law does not describe, such as a warm-up or the first fast
         drop.  ``0`` (the default) fits every point.  The fit says how many points it left
         out (one stderr line, and the fit's data notes); forecasts are made at any D.
+    min_kept : int
+        How many of each run's last points ``min_portion`` always keeps (default
+        :data:`MIN_KEPT`, at least 1): a law with a coefficient per run and a noise scale per
+        run needs more points a run than it has coefficients, else the run's curve can pass
+        through every point and its noise scale has nothing to go on.
     """
 
     min_portion: float = 0.0
+    min_kept: int = MIN_KEPT
 
     @classmethod
     def from_dict(cls, table: Mapping[str, Any]) -> DataSettings:
@@ -187,8 +196,12 @@ class DataSettings:
                 0.0 <= float(portion) < 1.0):
             raise SpecError(f"data.min_portion must be a share of each run's last D in [0, 1) "
                             f"(0 fits every point), got {portion!r}")
-        return cls(float(portion))
+        kept = table.get("min_kept", MIN_KEPT)
+        if isinstance(kept, bool) or not isinstance(kept, int) or kept < 1:
+            raise SpecError(f"data.min_kept must be a whole number of each run's last points "
+                            f"kept, at least 1, got {kept!r}")
+        return cls(float(portion), kept)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form (the TOML layout)."""
-        return {"min_portion": self.min_portion}
+        return {"min_portion": self.min_portion, "min_kept": self.min_kept}

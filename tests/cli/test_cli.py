@@ -145,6 +145,35 @@ def test_predict_widened_past_the_run(capsys):
     assert "give one of --recalibrate and --widen" in capsys.readouterr().err
 
 
+def test_predict_widened_for_calibration_per_span(capsys):
+    """``--widen prefix:0.5 --widen-criterion msce --widen-span``: the pair comes from the msce
+    learner's grid (a scale and rate the log-density optimizer would not land on exactly), the
+    distance is in units of the run's fitted span, and either option without ``--widen`` is
+    refused."""
+    import re
+
+    from bayeslaw.evaluation.widen import MSCE_RATES, MSCE_SCALES
+
+    args = ["predict", STORED, "--run", "N1B_T8", "--D", "1e11", "--seed", "3"]
+    inner = ["--widen", "prefix:0.5", "--widen-criterion", "msce", "--widen-span",
+             "--draws", "100", "--tune", "200", "--chains", "2"]
+    raw, wide, out = _raw_and_mapped(capsys, args, inner)
+    assert "(msce)" in out.err and "per run's fitted span" in out.err
+    scale, rate = (float(v) for v in
+                   re.search(r"scale ([\d.e+-]+), rate ([\d.e+-]+)", out.err).groups())
+    assert np.isclose(MSCE_SCALES, scale, rtol=6e-3).any()
+    assert np.isclose(MSCE_RATES, rate, rtol=6e-3, atol=1e-12).any()
+    frame = Fit.load(STORED).data.frame.query("run == 'N1B_T8'")["D"]
+    span = np.log(frame.max() / frame.min())
+    k = scale * (1 + rate * np.maximum(np.log(raw["D"] / frame.max()), 0) / span)
+    np.testing.assert_allclose(wide["median"], raw["median"], rtol=1e-12)
+    np.testing.assert_allclose(wide["upper_90"] - wide["lower_90"],
+                               k * (raw["upper_90"] - raw["lower_90"]), rtol=1e-2)
+    for option in (["--widen-span"], ["--widen-criterion", "msce"]):
+        assert main(args + option) == 2
+        assert "give --widen SPLIT with them" in capsys.readouterr().err
+
+
 def test_predict_points_run_levels_epistemic(tmp_path):
     pts = tmp_path / "pts.csv"
     pd.DataFrame({"N": [3e8], "D": [5e10], "T_m": [2]}).to_csv(pts, index=False)

@@ -34,7 +34,11 @@ def test_fit_and_report_commands_on_curves(curves_csv, tmp_path, capsys):
     assert (out / "grid.png").read_bytes()[:4] == b"\x89PNG"
     svg = (out / "grid.svg").read_text()
     assert all(f"<!-- c{k} -->" in svg for k in range(4)) and "N = " not in svg
+    # curve_bend leaves each curve's points before 0.1 of its last D out of the fit (4 of
+    # 12 here): the figure draws them as grey dots (matplotlib's "0.6"), keyed in the legend
+    assert "#999999" in svg and "Real, not fitted" in svg
     fit = Fit.load(out / "fit.nc")
+    assert len(fit.data.frame) == 4 * 8
     assert fit.spec.law == "curve_bend" and "N" not in fit.data.frame.columns
     table = pd.read_csv(out / "coefficients.csv", index_col=0)
     assert {"m", "f", "beta", "q", "E", "B", "c", "D0", "m_by_run_sd"} <= set(table.index)

@@ -132,20 +132,27 @@ def test_horizon_column_is_checked():
     assert bl.load(frame).frame["horizon"].tolist() == [3e9, 3e9, 1e9]
 
 
-def test_from_portion_keeps_each_runs_late_points_and_at_least_three():
+def test_from_portion_keeps_each_runs_late_points_and_at_least_min_kept():
     """A spec's ``data.min_portion``: a run keeps its points at or past that share of its
-    last D, and never fewer than its last three; the choice is noted."""
+    last D, and never fewer than its last ``min_kept``; the choice is noted, and
+    :meth:`before_portion` is the rest."""
     frame = pd.DataFrame({"run": list("aaaaaa") + list("bbbb"),
                           "D": [1e7, 5e7, 1e8, 2e8, 5e8, 1e9, 1e5, 2e6, 5e6, 1e8],
                           "loss": np.linspace(3.0, 2.0, 10)})
     data = bl.load(frame)
-    kept = data.from_portion(0.1)
+    kept = data.from_portion(0.1, 3)
     assert kept.frame.groupby("run")["D"].apply(list).to_dict() == {
         "a": [1e8, 2e8, 5e8, 1e9], "b": [2e6, 5e6, 1e8]}
     assert "3 point(s) before 0.1 of their run's last D left out" in kept.notes[-1]
-    assert data.from_portion(0.0) is data and data.from_portion(1e-6) is data
+    assert data.before_portion(0.1, 3)["D"].tolist() == [1e7, 5e7, 1e5]
+    five = data.from_portion(0.1, 5)
+    assert five.frame.groupby("run")["D"].apply(list).to_dict() == {
+        "a": [5e7, 1e8, 2e8, 5e8, 1e9], "b": [1e5, 2e6, 5e6, 1e8]}
+    assert "(at least the last 5 kept)" in five.notes[-1]
+    assert data.from_portion(0.0, 3) is data and data.from_portion(1e-6, 3) is data
+    assert data.before_portion(0.0, 3).empty
     with pytest.raises(DataError, match=r"in \[0, 1\), got 1.0"):
-        data.from_portion(1.0)
+        data.from_portion(1.0, 3)
 
 
 def test_a_spec_with_min_portion_fits_the_late_points_and_says_so(capsys):
@@ -154,10 +161,11 @@ def test_a_spec_with_min_portion_fits_the_late_points_and_says_so(capsys):
     from ..conftest import curve_table
 
     data = bl.load(curve_table(2, points=6, seed=1))
-    spec = {"data": {"min_portion": 0.5}}
+    spec = {"data": {"min_portion": 0.5, "min_kept": 2}}
     with pytest.warns(bl.ConvergenceWarning):  # 20 draws: plumbing, not inference
         fit = bl.fit(data, spec, draws=20, tune=20, chains=1, seed=1)
-    expected = data.from_portion(0.5)
-    assert len(fit.data.frame) == len(expected.frame) < len(data.frame)
+    expected = data.from_portion(0.5, 2)
+    assert len(fit.data.frame) == len(expected.frame) == 4  # the last two of each run's six
+    assert fit.spec.data.min_kept == 2
     pd.testing.assert_frame_equal(fit.data.frame, expected.frame)
     assert "left out" in capsys.readouterr().err

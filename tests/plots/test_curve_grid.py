@@ -134,6 +134,35 @@ def test_new_model_sizes_are_refused(five):
         plot_grid(five, add_N=(1e9,))
 
 
+def test_points_left_out_of_the_fit_are_drawn_grey_beside_their_curve():
+    """A spec's ``[data] min_portion`` leaves each curve's early points out of the fit; the
+    figure draws them (``left_out``) as grey dots in their own curve's panel, at their D and
+    loss on the panel's token scale, keyed in the legend after Real; without ``left_out``
+    there are none."""
+    data = bl.load(curve_table(5, seed=3, d_max=(2e9, 4e9)))
+    kept = data.from_portion(0.3, 3)
+    left = data.before_portion(0.3, 3)
+    assert 0 < len(left) and len(left) + len(kept.frame) == len(data.frame)
+    fit = prior_fit(load_spec(law="curve_power"), kept, seed=3)
+    fig = plot_grid(fit, n_grid=12, left_out=left)
+    for ax in _visible(fig):
+        run = ax.get_title()
+        (real,) = [ln for ln in ax.lines if ln.get_label() == "Real"]
+        (dots,) = [ln for ln in ax.lines if ln.get_label() == "Real, not fitted"]
+        fitted = kept.frame[kept.frame["run"] == run]
+        scale = fitted["D"].to_numpy()[0] / real.get_xdata()[0]  # the panel's token unit
+        mine = left[left["run"] == run]
+        np.testing.assert_allclose(dots.get_xdata() * scale, mine["D"], rtol=1e-12)
+        np.testing.assert_allclose(dots.get_ydata(), mine["loss"], rtol=1e-12)
+        assert dots.get_xdata().max() * scale < fitted["D"].min()  # the early points
+        assert dots.get_linestyle() == "None" and dots.get_color() == "0.6"
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend[:3] == ["Real", "Real, not fitted", "Pred (median)"]
+    plain = plot_grid(fit, n_grid=12)
+    assert not [ln for ax in _visible(plain) for ln in ax.lines
+                if ln.get_label() == "Real, not fitted"]
+
+
 def test_sixty_curves_share_panels_coloured_by_curve():
     """Past 48 curves neighbouring curves share a panel, as sizes do in a sweep's grid."""
     panels, rows, cols = curve_layout([f"c{k:02d}" for k in range(60)])

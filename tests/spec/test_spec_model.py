@@ -47,6 +47,12 @@ def test_user_spec_merges_over_default(tmp_path):
     ({"sampler": {"draw": 500}}, r"unknown key\(s\) \['draw'\] in \[sampler\]; allowed keys: "
                                  r"\['backend', 'centered_values', 'chains', 'draws'"),
     ({"sampler": {"chians": 2}}, r"\['chians'\] in \[sampler\]"),
+    ({"data": {"min_kep": 6}}, r"\['min_kep'\] in \[data\]; allowed keys: "
+                               r"\['min_kept', 'min_portion'\]"),
+    ({"data": {"min_kept": 0}}, r"data.min_kept must be a whole number .* at least 1, got 0"),
+    ({"data": {"min_kept": 2.5}}, r"data.min_kept must be .* got 2.5"),
+    ({"data": {"min_kept": True}}, r"data.min_kept must be .* got True"),
+    ({"data": {"min_portion": 1.0}}, r"data.min_portion must be a share .* got 1.0"),
     ({"effects": [{"param": "b", "group": "N", "centred": False}]},
      r"\['centred'\] in effects\[0\] \(the \[\[effects\]\] entry number 1\); allowed keys: "
      r"\['centered', 'group', 'param', 'pooling', 'scale'\]"),
