@@ -23,6 +23,20 @@ from .diagnostics import Diagnostics, Thresholds, diagnose, judge
 from .draws import Posterior
 from .noise import pointwise_log_likelihood
 
+#: An approximate fit whose distinct draws are fewer than this share of its draws says so.
+COLLAPSED_SHARE = 0.1
+
+
+def distinct_draws(posterior: Any) -> tuple[int, int]:
+    """How many of ``posterior``'s draws (over chains) are distinct points, of how many.
+
+    Each draw's values of every variable are compared exactly.
+    """
+    n = posterior.sizes["chain"] * posterior.sizes["draw"]
+    rows = np.concatenate([np.asarray(v.values, float).reshape(n, -1)
+                           for v in posterior.data_vars.values()], axis=1)
+    return len(np.unique(rows, axis=0)), n
+
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Fit(Posterior):
@@ -123,6 +137,11 @@ class Fit(Posterior):
             extra = (f"; its Pareto k is {k:.2f} (> 0.7: the posterior is far from the "
                      f"{self.method} approximation here)" if k is not None and k > 0.7
                      else "")
+            distinct, n = distinct_draws(self.idata.posterior)
+            if distinct < max(2, COLLAPSED_SHARE * n):
+                extra += (f"; its {n} draws hold only {distinct} distinct point(s) (the "
+                          f"importance resampling collapsed onto them): its bands are far too "
+                          f"narrow, refit with method='nuts'")
             warnings.warn(diag.failures[0] + "; a first look, not a checked posterior" + extra,
                           ApproximationWarning, stacklevel=3)
             return diag

@@ -87,6 +87,28 @@ def test_an_approximate_fit_says_so_everywhere(laplace_fit, tmp_path):
     assert np.isfinite(pred.table["median"]).all()
 
 
+def test_an_approximation_whose_draws_collapsed_says_its_bands_are_too_narrow(laplace_fit):
+    """pathfinder on ColPret's 192 curves returned 4,000 copies of one point (its importance
+    resampling collapsed; sd 1e-17 on every coefficient) with only a Pareto k in its warning.
+    An approximate fit whose distinct draws are under a tenth of its draws now says how many
+    it holds; Laplace's own independent draws do not trigger it."""
+    from bayeslaw.posterior.result import Fit, distinct_draws
+
+    f = laplace_fit
+    assert distinct_draws(f.idata.posterior) == (4000, 4000)
+    with pytest.warns(ApproximationWarning) as plain:
+        f.check()
+    assert "distinct" not in str(plain[0].message)
+    post = f.idata.posterior
+    picks = np.repeat([0, 1, 2], [3000, 900, 100])  # 3 distinct points among 4,000 draws
+    collapsed = f.idata.copy()
+    collapsed.posterior = post.isel(draw=picks).assign_coords(draw=np.arange(4000))
+    g = Fit.from_draws(collapsed, f.spec, f.data, f.provenance)
+    assert distinct_draws(g.idata.posterior) == (3, 4000)
+    with pytest.warns(ApproximationWarning, match="its 4000 draws hold only 3 distinct point"):
+        g.check()
+
+
 def test_check_refuses_an_approximate_fit(laplace_fit, tmp_path, capsys):
     from bayeslaw.cli.commands import main
 
