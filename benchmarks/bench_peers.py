@@ -179,8 +179,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "(SHARED_WIDENINGS)")
     p.add_argument("--widen-criterion", choices=CRITERIA, default="lpd",
                    help="what a learned widening optimizes on the inner held-out points: lpd "
-                   "(the mean log density, the default) or msce (each curve's calibration "
-                   "error, as scored here); with --widen shared, which learned pair to use")
+                   "(the mean log density, the default), msce (each curve's calibration "
+                   "error, as scored here) or coverage (the mean per-curve coverage at each "
+                   "level against the level); with --widen shared, which learned pair to use")
     p.add_argument("--data", type=Path, default=DATA, help=f"default {DATA}")
     p.add_argument("--out", help="Markdown results file, or a folder for "
                    "peers_<mode>_<date>.md")

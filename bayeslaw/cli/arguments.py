@@ -144,9 +144,10 @@ def _add_predict_parser(sub: Any) -> None:
                    help="widen the bands with the distance past each run's data, learned from "
                         "an inner backtest of SPLIT on the fit's data (one more fit; e.g. "
                         "prefix:0.5); forecasts of fitted runs only")
-    g.add_argument("--widen-criterion", choices=("lpd", "msce"),
+    g.add_argument("--widen-criterion", choices=("lpd", "msce", "coverage"),
                    help="what --widen learns for: the held-out points' log density (lpd, "
-                        "the default) or each run's band coverage against its levels (msce)")
+                        "the default), each run's band coverage against its levels (msce), "
+                        "or the mean of those coverages against the levels (coverage)")
     g.add_argument("--widen-span", action="store_true",
                    help="--widen's distance in units of each run's fitted span in log D, "
                         "not in e-folds of D")

@@ -131,6 +131,14 @@ class Widening:
           optimum is searched on a grid (:data:`MSCE_SCALES` x :data:`MSCE_RATES`), ties
           broken by the mean log density.  Not a proper scoring rule: it asks for bands that
           cover each run's points at their levels, and gives up log density for that.
+          With few points a run, it is least when the bands cover every point (a run's
+          points all inside or all outside a band cost ``(1 - c)^2`` or ``c^2`` at level
+          ``c >= 0.5``): it over-covers.
+        - ``"coverage"``: the squared gap between each level and the share of a run's points
+          inside that level's band, averaged over runs first (every run weighs the same), then
+          summed over the levels: bands whose per-run coverage is right on average at each
+          level, the calibration a coverage test over runs checks.  On the same grid, ties by
+          the mean log density.  Not a proper scoring rule either.
         """
         fits = list(fit) if isinstance(fit, Sequence) else [fit]
         tables = list(points) if isinstance(points, Sequence) else [points]
@@ -154,7 +162,7 @@ class Widening:
             scale, rate = (float(v) for v in np.exp(best.x))
             rate = rate if rate > 1e-6 else 0.0
         else:
-            scale, rate = _least_msce(terms, d, mean_lpd)
+            scale, rate = _least_on_grid(terms, d, mean_lpd, criterion)
         diagnostics = [getattr(f, "diagnostics", None) for f in fits]
         rhats = [r for g in diagnostics if np.isfinite(r := getattr(g, "max_rhat", np.nan))]
         return cls(scale, rate, source, sum(len(t) for t in tables), mean_lpd(1.0, 0.0),
@@ -164,19 +172,32 @@ class Widening:
 
 
 #: What :meth:`Widening.learn` can maximize or minimize.
-CRITERIA = ("lpd", "msce")
-#: ``criterion="msce"``'s grid: scales from 0.1 to 8 (about 4% apart) and rates from 0 and 0.05
-#: to 50 per unit of distance (about 12% apart).  (From 0.5 at first: IC's selection split
-#: learned 0.5, the edge, so the grid was widened before any other data set used it.)
+CRITERIA = ("lpd", "msce", "coverage")
+#: The grid of ``criterion="msce"`` and ``"coverage"``: scales from 0.1 to 8 (about 4% apart)
+#: and rates from 0 and 0.05 to 50 per unit of distance (about 12% apart).  (From 0.5 at
+#: first: IC's selection split learned 0.5, the edge, so the grid was widened before any
+#: other data set used it.)
 MSCE_SCALES = np.exp(np.linspace(np.log(0.1), np.log(8.0), 111))
 MSCE_RATES = np.concatenate([[0.0], np.exp(np.linspace(np.log(0.05), np.log(50.0), 61))])
 
 
-def _least_msce(terms: list[_Terms], d: list[np.ndarray], mean_lpd: Any) -> tuple[float, float]:
-    """``(scale, rate)`` of the grid with the least mean per-run MSCE, ties by log density."""
-    errors = np.array([[np.mean(np.concatenate([t.msce(scale * (1.0 + rate * x))
-                                                for t, x in zip(terms, d, strict=True)]))
-                        for rate in MSCE_RATES] for scale in MSCE_SCALES])
+def _least_on_grid(terms: list[_Terms], d: list[np.ndarray], mean_lpd: Any,
+                   criterion: str) -> tuple[float, float]:
+    """``(scale, rate)`` of the grid with the least ``criterion``, ties by log density.
+
+    ``"msce"``: the mean per-run MSCE; ``"coverage"``: the summed squared gaps of the mean
+    per-run coverage from the levels.
+    """
+    levels = np.asarray(MSCE_LEVELS)
+
+    def error(scale: float, rate: float) -> float:
+        shares = np.concatenate([t.shares(scale * (1.0 + rate * x))
+                                 for t, x in zip(terms, d, strict=True)])  # (runs, levels)
+        if criterion == "msce":
+            return float(np.mean((shares - levels) ** 2))
+        return float(np.sum((shares.mean(axis=0) - levels) ** 2))
+
+    errors = np.array([[error(scale, rate) for rate in MSCE_RATES] for scale in MSCE_SCALES])
     tied = np.argwhere(errors <= errors.min() + 1e-12)
     pairs = [(float(MSCE_SCALES[i]), float(MSCE_RATES[j])) for i, j in tied]
     return max(pairs, key=lambda pair: mean_lpd(*pair))
@@ -238,17 +259,22 @@ class _Terms:
         return cls(fit, points[C.LOSS].to_numpy(float), loc, scale, np.median(draws, axis=0),
                    bands, pd.factorize(points[C.RUN].astype(str))[0])
 
-    def msce(self, k: np.ndarray) -> np.ndarray:
-        """Each run's mean squared calibration error of the forecast widened by ``k``.
+    def shares(self, k: np.ndarray) -> np.ndarray:
+        """Each run's share of its points inside each ``MSCE_LEVELS`` band widened by ``k``.
 
-        Over ``MSCE_LEVELS``, per run as NSL-PFN scores each curve; a band's bounds move
-        as its draws do.
+        ``(runs, levels)``; a band's bounds move as its draws do.
         """
         edges = self.centre + np.asarray(k, float) * (self.bands - self.centre)
         inside = (self.y >= edges[:, 0]) & (self.y <= edges[:, 1])  # (levels, n)
-        share = (np.array([np.bincount(self.runs, weights=row) for row in inside])
-                 / np.bincount(self.runs))
-        return np.mean((share.T - np.asarray(MSCE_LEVELS)) ** 2, axis=1)
+        return (np.array([np.bincount(self.runs, weights=row) for row in inside])
+                / np.bincount(self.runs)).T
+
+    def msce(self, k: np.ndarray) -> np.ndarray:
+        """Each run's mean squared calibration error of the forecast widened by ``k``.
+
+        Over ``MSCE_LEVELS``, per run as NSL-PFN scores each curve.
+        """
+        return np.mean((self.shares(k) - np.asarray(MSCE_LEVELS)) ** 2, axis=1)
 
     def lpd(self, k: np.ndarray) -> np.ndarray:
         """Log density per point of the forecast widened by ``k`` per point."""

@@ -2,7 +2,8 @@
 
 Run from the repository root::
 
-    python benchmarks/results/approx_curves_2026-12-06/noncentered.py SEED   # noncentered_seed{SEED}.txt
+    python benchmarks/results/approx_curves_2026-12-06/noncentered.py SEED
+    # output: noncentered_seed{SEED}.txt
 
 The shipped ``curve_bend`` with every group level a deviation ``sd * z`` (``centered`` false in
 its effects, ``sigma_centered`` and ``centered_values`` false), fitted by Laplace on the two

@@ -4,7 +4,9 @@
 Forecasts N(0, 1) of points that truly spread 2, 1,000 curves of 3 points at the last fitted
 D: the expected per-curve MSCE is least at k = 2.484 (computed here on a fine grid); the
 learned scale of ``criterion="msce"`` and of the log density are printed as their relative
-distance from it.  Run: ``python benchmarks/results/widen_msce_2026-12-06/check.py``.
+distance from it, and that of ``criterion="coverage"`` (added 2026-12-06, later) as its
+distance from the true spread, 2.
+Run: ``python benchmarks/results/widen_msce_2026-12-06/check.py``.
 """
 
 from types import SimpleNamespace
@@ -36,5 +38,7 @@ for seed in range(8, 13):
     points = pd.DataFrame({"run": names, "D": 1.0, "loss": y})
     msce = W.Widening.learn(fit, points, criterion="msce").scale
     lpd = W.Widening.learn(fit, points).scale
+    cov = W.Widening.learn(fit, points, criterion="coverage").scale
     print(f"seed {seed}: msce {msce:.3f} ({msce / best - 1:+.1%}), "
-          f"log density {lpd:.3f} ({lpd / best - 1:+.1%})")
+          f"log density {lpd:.3f} ({lpd / best - 1:+.1%}), "
+          f"coverage {cov:.3f} ({cov / 2.0 - 1:+.1%} from the true spread 2)")
