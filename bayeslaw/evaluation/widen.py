@@ -22,7 +22,10 @@ forecast): they maximize the mean log predictive density of the inner held-out p
 proper scoring rule, so they widen a band only as far as the inner misses ask and narrow one
 that is too wide.  No held-out point of the outer forecast is read.  It calibrates the outer
 forecast as far as its curves miss the law the way their own inner parts did, with the miss
-growing linearly in log D; the forecast quality pages say where that was measured.
+growing linearly in log D; the forecast quality pages say where that was measured.  Two
+calibration criteria learn the pair on a grid instead (:meth:`Widening.learn`): ``"msce"``,
+NSL-PFN's per-curve calibration error, and ``"coverage"``, each level's coverage averaged over
+runs.
 
 Beside it, :class:`~bayeslaw.evaluation.backtesting.Recalibration` (quantile recalibration)
 maps levels without regard to distance and gives no density.
@@ -174,11 +177,12 @@ class Widening:
 #: What :meth:`Widening.learn` can maximize or minimize.
 CRITERIA = ("lpd", "msce", "coverage")
 #: The grid of ``criterion="msce"`` and ``"coverage"``: scales from 0.1 to 8 (about 4% apart)
-#: and rates from 0 and 0.05 to 50 per unit of distance (about 12% apart).  (From 0.5 at
-#: first: IC's selection split learned 0.5, the edge, so the grid was widened before any
-#: other data set used it.)
+#: and rates from 0 and 0.05 to 500 per unit of distance (about 12% apart).  Each edge was
+#: moved when a selection split learned it, before any other data set used the grid: scales
+#: from 0.5 at first (IC's msce split learned 0.5), rates to 50 at first (DD's coverage split
+#: learned 50; the points up to 50 are unchanged).
 MSCE_SCALES = np.exp(np.linspace(np.log(0.1), np.log(8.0), 111))
-MSCE_RATES = np.concatenate([[0.0], np.exp(np.linspace(np.log(0.05), np.log(50.0), 61))])
+MSCE_RATES = np.concatenate([[0.0], np.exp(np.linspace(np.log(0.05), np.log(500.0), 81))])
 
 
 def _least_on_grid(terms: list[_Terms], d: list[np.ndarray], mean_lpd: Any,
