@@ -361,7 +361,7 @@ def bench_spec(spec: str, min_portion: float | None = None) -> object:
     d = bl.load_spec(spec, fallback="curve_bend").to_dict()  # overrides merge over curve_bend
     d["reference"] = {"D": 1.0}
     if min_portion is not None:
-        d["data"] = {"min_portion": min_portion}
+        d["data"] = {**d.get("data", {}), "min_portion": min_portion}
     return bl.ModelSpec.from_dict(d)
 
 

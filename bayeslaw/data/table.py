@@ -174,7 +174,8 @@ class LossData:
     def from_portion(self, portion: float, min_kept: int) -> LossData:
         """Each run's points from ``portion`` of its last D on, and at least its last few.
 
-        At least its last ``min_kept`` points are kept (a spec's ``data.min_portion``).  The
+        At least its last ``min_kept`` points are kept (a spec's ``data.min_portion`` and
+        ``data.min_kept``).  The
         choice is recorded in :attr:`notes` (and so in a fit's provenance).
         """
         keep = late_points(self.frame, portion, min_kept)
@@ -443,6 +444,9 @@ def late_points(frame: pd.DataFrame, portion: float, min_kept: int) -> np.ndarra
     if not 0.0 <= portion < 1.0:
         raise DataError(f"portion must be a share of each run's last D in [0, 1), got "
                         f"{portion}")
+    if min_kept < 1:
+        raise DataError(f"min_kept must be at least 1 (each run keeps its last points), got "
+                        f"{min_kept}")
     runs = frame[C.RUN] if C.RUN in frame.columns else pd.Series(0, index=frame.index)
     by_run = frame[C.D].groupby(runs, sort=False)
     from_last = by_run.rank(method="first", ascending=False).to_numpy()

@@ -73,7 +73,7 @@ class Widening:
     per_span : bool
         Whether ``d`` is in units of the run's fitted span in log D (else in e-folds of D).
     criterion : str
-        What it was learned for: ``"lpd"`` or ``"msce"`` (:meth:`learn`).
+        What it was learned for: ``"lpd"``, ``"msce"`` or ``"coverage"`` (:meth:`learn`).
     """
 
     scale: float
@@ -137,11 +137,11 @@ class Widening:
           With few points a run, it is least when the bands cover every point (a run's
           points all inside or all outside a band cost ``(1 - c)^2`` or ``c^2`` at level
           ``c >= 0.5``): it over-covers.
-        - ``"coverage"``: the squared gap between each level and the share of a run's points
-          inside that level's band, averaged over runs first (every run weighs the same), then
-          summed over the levels: bands whose per-run coverage is right on average at each
-          level, the calibration a coverage test over runs checks.  On the same grid, ties by
-          the mean log density.  Not a proper scoring rule either.
+        - ``"coverage"``: the share of a run's points inside each level's band, averaged over
+          runs (every run weighs the same); then the squared gap between that mean share and
+          the level, summed over the levels: bands whose per-run coverage is right on average
+          at each level, the calibration a coverage test over runs checks.  On the same
+          grid, ties by the mean log density.  Not a proper scoring rule either.
         """
         fits = list(fit) if isinstance(fit, Sequence) else [fit]
         tables = list(points) if isinstance(points, Sequence) else [points]

@@ -140,7 +140,7 @@ class Fit(Posterior):
             distinct, n = distinct_draws(self.idata.posterior)
             if distinct < max(2, COLLAPSED_SHARE * n):
                 extra += (f"; its {n} draws hold only {distinct} distinct point(s) (the "
-                          f"importance resampling collapsed onto them): its bands are far too "
+                          f"{self.method} draws collapsed onto them): its bands are far too "
                           f"narrow, refit with method='nuts'")
             warnings.warn(diag.failures[0] + "; a first look, not a checked posterior" + extra,
                           ApproximationWarning, stacklevel=3)

@@ -197,11 +197,14 @@ class DataSettings:
             raise SpecError(f"data.min_portion must be a share of each run's last D in [0, 1) "
                             f"(0 fits every point), got {portion!r}")
         kept = table.get("min_kept", MIN_KEPT)
-        if isinstance(kept, bool) or not isinstance(kept, int) or kept < 1:
+        if isinstance(kept, bool) or not isinstance(kept, numbers.Integral) or kept < 1:
             raise SpecError(f"data.min_kept must be a whole number of each run's last points "
                             f"kept, at least 1, got {kept!r}")
-        return cls(float(portion), kept)
+        return cls(float(portion), int(kept))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form (the TOML layout)."""
-        return {"min_portion": self.min_portion, "min_kept": self.min_kept}
+        out: dict[str, Any] = {"min_portion": self.min_portion}
+        if self.min_kept != MIN_KEPT:  # specs that keep the default keep their old JSON
+            out["min_kept"] = self.min_kept
+        return out

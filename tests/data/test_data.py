@@ -153,6 +153,8 @@ def test_from_portion_keeps_each_runs_late_points_and_at_least_min_kept():
     assert data.before_portion(0.0, 3).empty
     with pytest.raises(DataError, match=r"in \[0, 1\), got 1.0"):
         data.from_portion(1.0, 3)
+    with pytest.raises(DataError, match="min_kept must be at least 1.*got 0"):
+        data.from_portion(0.1, 0)
 
 
 def test_a_spec_with_min_portion_fits_the_late_points_and_says_so(capsys):
@@ -167,5 +169,10 @@ def test_a_spec_with_min_portion_fits_the_late_points_and_says_so(capsys):
     expected = data.from_portion(0.5, 2)
     assert len(fit.data.frame) == len(expected.frame) == 4  # the last two of each run's six
     assert fit.spec.data.min_kept == 2
+    # the spec's JSON carries min_kept only when it is not the default (older specs and saved
+    # fits, without it, read as the default)
+    assert bl.ModelSpec.from_dict(fit.spec.to_dict()).data == fit.spec.data
+    plain = bl.ModelSpec.from_dict({**fit.spec.to_dict(), "data": {"min_portion": 0.5}})
+    assert plain.data.min_kept == 3 and "min_kept" not in plain.to_dict()["data"]
     pd.testing.assert_frame_equal(fit.data.frame, expected.frame)
     assert "left out" in capsys.readouterr().err

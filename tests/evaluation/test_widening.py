@@ -225,6 +225,14 @@ def test_coverage_learning_finds_the_true_spread_where_msce_overshoots():
     np.testing.assert_allclose(shares, metrics.MSCE_LEVELS, atol=0.03)
 
 
+def test_the_grid_keeps_its_first_rates_when_extended():
+    """The rate grid was extended from 50 to 500 per unit of distance at the same spacing:
+    the points up to 50, on which the shipped msce widening was learned, are unchanged."""
+    first = np.concatenate([[0.0], np.exp(np.linspace(np.log(0.05), np.log(50.0), 61))])
+    np.testing.assert_array_equal(W.MSCE_RATES[:62], first)
+    assert W.MSCE_RATES[-1] == pytest.approx(500.0) and np.all(np.diff(W.MSCE_RATES) > 0)
+
+
 def test_new_runs_and_epistemic_forecasts_are_refused(curves_fit):
     fit, _ = curves_fit
     w = W.Widening(scale=1.0, rate=1.0)

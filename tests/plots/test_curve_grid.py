@@ -177,6 +177,12 @@ def test_sixty_curves_share_panels_coloured_by_curve():
     assert len(colours) == 2
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend[-3:] == ["c00", "c30", "c59"]
+    # points left out of the fit keep their grey key after Real in a legend of colour keys
+    early = fit.data.frame.groupby("run").head(2)
+    legend = [t.get_text() for t in plot_grid(fit, n_grid=8, left_out=early).legends[0]
+              .get_texts()]
+    assert legend[:3] == ["Real", "Real, not fitted", "Pred (median)"]
+    assert legend[-3:] == ["c00", "c30", "c59"]
 
 
 def test_a_few_curves_wrap_at_six_panels_a_row():
