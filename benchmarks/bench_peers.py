@@ -131,6 +131,13 @@ SHARED_WIDENINGS: dict[tuple[str, str], tuple[float, float]] = {
     # peers_selection_{dd,ic}_curve_bend_min_portion_msce_grid_2026-12-06.md)
     ("pooled", "curve_bend --min-portion 0.1 --widen-criterion msce"): (
         float(np.sqrt(0.5121 * 0.1489)), float(np.sqrt(39.72 * 44.56))),
+    # learned for each level's coverage averaged over curves (--widen-criterion coverage):
+    # DD 0.1 / 158.1, IC 0.2218 / 17.74 (benchmarks/results/
+    # peers_selection_{dd,ic}_curve_bend_coverage_2026-12-06.md, the rate grid to 500).  DD's
+    # criterion is flat along k = scale * rate * d (about 15.8 per span): its scale sits at
+    # the grid's lowest, 0.1; the geometric means keep the products' geometric mean.
+    ("pooled", "curve_bend --min-portion 0.1 --widen-criterion coverage"): (
+        float(np.sqrt(0.1 * 0.2218)), float(np.sqrt(158.1 * 17.74))),
 }
 
 #: Published figures, ``(RMSLE, LL, MSCE)`` per data set (None: not published), from
