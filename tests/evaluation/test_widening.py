@@ -156,6 +156,22 @@ def test_msce_terms_are_the_benchmark_msce_of_the_widened_draws_per_run(curves_f
     assert len(set(np.round(expected, 6))) > 1  # the runs differ: the grouping is checked
 
 
+def _normal_forecasts(seed: int = 8, runs: int = 1000, m: int = 3):
+    """Forecasts N(0, 1) of points that truly spread 2: ``runs`` runs of ``m`` points, all at
+    the last fitted D (distance 0, so only a widening's scale acts).  ``(fit, terms, points)``
+    for :meth:`Widening.learn` with ``_Terms.of`` patched to return ``terms``."""
+    rng = np.random.default_rng(seed)
+    y = rng.normal(0.0, 2.0, runs * m)
+    draws = rng.normal(0.0, 1.0, (2000, runs * m))
+    names = np.repeat([f"r{i}" for i in range(runs)], m)
+    bands = np.array([metrics.central_bounds(draws, c) for c in metrics.MSCE_LEVELS])
+    fit = SimpleNamespace(spec=SimpleNamespace(likelihood=SimpleNamespace(family="normal")),
+                          data=SimpleNamespace(frame=pd.DataFrame({"run": names, "D": 1.0})))
+    terms = W._Terms(fit, y, np.zeros((1, len(y))), np.ones((1, len(y))), np.zeros(len(y)),
+                     bands, pd.factorize(names)[0])
+    return fit, terms, pd.DataFrame({"run": names, "D": 1.0, "loss": y})
+
+
 def test_msce_learning_finds_the_scale_of_least_expected_calibration_error():
     """Forecasts N(0, 1) of points that truly spread 2, 1,000 runs of 3 points at the last
     fitted D (so only the scale acts).  A run's share inside the band of level c widened by
@@ -165,17 +181,8 @@ def test_msce_learning_finds_the_scale_of_least_expected_calibration_error():
     The learned scale must sit within 10% of it: over seeds 8-12 it was 1-6% off, the
     log-density optimum 18-20% off, so the test tells the two criteria apart
     (benchmarks/results/widen_msce_2026-12-06/output.txt)."""
-    rng = np.random.default_rng(8)
-    runs, m = 1000, 3
-    y = rng.normal(0.0, 2.0, runs * m)
-    draws = rng.normal(0.0, 1.0, (2000, runs * m))
-    names = np.repeat([f"r{i}" for i in range(runs)], m)
-    bands = np.array([metrics.central_bounds(draws, c) for c in metrics.MSCE_LEVELS])
-    fit = SimpleNamespace(spec=SimpleNamespace(likelihood=SimpleNamespace(family="normal")),
-                          data=SimpleNamespace(frame=pd.DataFrame({"run": names, "D": 1.0})))
-    terms = W._Terms(fit, y, np.zeros((1, len(y))), np.ones((1, len(y))), np.zeros(len(y)),
-                     bands, pd.factorize(names)[0])
-    points = pd.DataFrame({"run": names, "D": 1.0, "loss": y})
+    m = 3
+    fit, terms, points = _normal_forecasts(m=m)
     original = W._Terms.of
     try:
         W._Terms.of = classmethod(lambda cls, *_: terms)
@@ -201,17 +208,7 @@ def test_coverage_learning_finds_the_true_spread_where_msce_overshoots():
     within 5% of 2.0 (over seeds 8-12: -0.8% to +3.2%,
     benchmarks/results/widen_msce_2026-12-06/output.txt), and below the MSCE learner's
     scale, so the test tells the criteria apart."""
-    rng = np.random.default_rng(8)
-    runs, m = 1000, 3
-    y = rng.normal(0.0, 2.0, runs * m)
-    draws = rng.normal(0.0, 1.0, (2000, runs * m))
-    names = np.repeat([f"r{i}" for i in range(runs)], m)
-    bands = np.array([metrics.central_bounds(draws, c) for c in metrics.MSCE_LEVELS])
-    fit = SimpleNamespace(spec=SimpleNamespace(likelihood=SimpleNamespace(family="normal")),
-                          data=SimpleNamespace(frame=pd.DataFrame({"run": names, "D": 1.0})))
-    terms = W._Terms(fit, y, np.zeros((1, len(y))), np.ones((1, len(y))), np.zeros(len(y)),
-                     bands, pd.factorize(names)[0])
-    points = pd.DataFrame({"run": names, "D": 1.0, "loss": y})
+    fit, terms, points = _normal_forecasts()
     original = W._Terms.of
     try:
         W._Terms.of = classmethod(lambda cls, *_: terms)
@@ -221,7 +218,7 @@ def test_coverage_learning_finds_the_true_spread_where_msce_overshoots():
         W._Terms.of = original
     assert cov.criterion == "coverage" and abs(cov.scale / 2.0 - 1) < 0.05
     assert cov.scale < msce.scale
-    shares = terms.shares(np.full(len(y), cov.scale)).mean(axis=0)
+    shares = terms.shares(np.full(len(points), cov.scale)).mean(axis=0)
     np.testing.assert_allclose(shares, metrics.MSCE_LEVELS, atol=0.03)
 
 

@@ -9,33 +9,26 @@ distance from the true spread, 2.
 Run: ``python benchmarks/results/widen_msce_2026-12-06/check.py``.
 """
 
-from types import SimpleNamespace
+import sys
+from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from scipy import stats
 
-from bayeslaw.evaluation import metrics
-from bayeslaw.evaluation import widen as W
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root
+from bayeslaw.evaluation import metrics  # noqa: E402
+from bayeslaw.evaluation import widen as W  # noqa: E402
+from tests.evaluation.test_widening import _normal_forecasts  # noqa: E402  (the tests' forecasts)
 
-runs, m = 1000, 3
+m = 3
 grid = np.linspace(1.0, 8.0, 7001)
 z = stats.norm.ppf((1 + np.asarray(metrics.MSCE_LEVELS)) / 2)
 p = 2 * stats.norm.cdf(grid[:, None] * z / 2) - 1
 best = grid[np.argmin(np.mean((p - metrics.MSCE_LEVELS) ** 2 + p * (1 - p) / m, axis=1))]
 print(f"least expected MSCE at k = {best:.3f}")
 for seed in range(8, 13):
-    rng = np.random.default_rng(seed)
-    y = rng.normal(0.0, 2.0, runs * m)
-    draws = rng.normal(0.0, 1.0, (2000, runs * m))
-    names = np.repeat([f"r{i}" for i in range(runs)], m)
-    bands = np.array([metrics.central_bounds(draws, c) for c in metrics.MSCE_LEVELS])
-    fit = SimpleNamespace(spec=SimpleNamespace(likelihood=SimpleNamespace(family="normal")),
-                          data=SimpleNamespace(frame=pd.DataFrame({"run": names, "D": 1.0})))
-    terms = W._Terms(fit, y, np.zeros((1, len(y))), np.ones((1, len(y))), np.zeros(len(y)),
-                     bands, pd.factorize(names)[0])
+    fit, terms, points = _normal_forecasts(seed, m=m)
     W._Terms.of = classmethod(lambda cls, *_, t=terms: t)
-    points = pd.DataFrame({"run": names, "D": 1.0, "loss": y})
     msce = W.Widening.learn(fit, points, criterion="msce").scale
     lpd = W.Widening.learn(fit, points).scale
     cov = W.Widening.learn(fit, points, criterion="coverage").scale
