@@ -258,3 +258,24 @@ def test_the_grid_draws_from_a_thinned_posterior_within_monte_carlo_error(small_
         assert gap.max() <= 0.2 and np.median(gap) <= 0.05, (column, gap.max(), np.median(gap))
     # not vacuous: the thinned bands are not the full ones
     assert not np.allclose(pred["lower_90"], full["lower_90"], rtol=0, atol=1e-12)
+
+
+def test_a_sweeps_points_left_out_are_drawn_in_their_runs_panel():
+    """The sweep grid (tables with N) draws ``left_out`` as the curve grid does: each run's
+    grey dots in its own panel, at its points' D (in billions) and loss; none without it."""
+    fit = _sweep(3, [2, 4, 8], seed=2)
+    frame = fit.data.frame
+    left = frame.groupby("run").head(1)  # any rows of the fitted runs stand in for them
+    fig = plot_grid(fit, n_grid=12, left_out=left)
+    drawn = 0
+    for ax in [a for a in fig.axes if a.get_visible()]:
+        dots = [ln for ln in ax.lines if ln.get_label() == "Real, not fitted"]
+        for ln in dots:
+            x, y = ln.get_xdata() * 1e9, ln.get_ydata()
+            rows = left[np.isclose(left["D"], x[0]) & np.isclose(left["loss"], y[0])]
+            assert len(rows) == 1 and len(x) == 1
+        drawn += len(dots)
+    assert drawn == frame["run"].nunique()
+    assert "Real, not fitted" in [t.get_text() for t in fig.legends[0].get_texts()]
+    plain = plot_grid(fit, n_grid=12)
+    assert not [ln for a in plain.axes for ln in a.lines if ln.get_label() == "Real, not fitted"]
