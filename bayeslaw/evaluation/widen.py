@@ -141,7 +141,10 @@ class Widening:
           runs (every run weighs the same); then the squared gap between that mean share and
           the level, summed over the levels: bands whose per-run coverage is right on average
           at each level, the calibration a coverage test over runs checks.  On the same
-          grid, ties by the mean log density.  Not a proper scoring rule either.
+          grid, ties by the mean log density.  Not a proper scoring rule either.  Like msce,
+          it sees a run's points at all distances together: it calibrates their mixture, and
+          ``scale`` and ``rate`` are told apart only through the coverage's shape across
+          levels (and the runs' different reaches), so nearby pairs may score alike.
         """
         fits = list(fit) if isinstance(fit, Sequence) else [fit]
         tables = list(points) if isinstance(points, Sequence) else [points]
