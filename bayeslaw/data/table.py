@@ -175,8 +175,8 @@ class LossData:
         """Each run's points from ``portion`` of its last D on, and at least its last few.
 
         At least its last ``min_kept`` points are kept (a spec's ``data.min_portion`` and
-        ``data.min_kept``).  The
-        choice is recorded in :attr:`notes` (and so in a fit's provenance).
+        ``data.min_kept``).  The choice is recorded in :attr:`notes` (and so in a fit's
+        provenance).
         """
         keep = late_points(self.frame, portion, min_kept)
         if keep.all():

@@ -188,21 +188,27 @@ MSCE_SCALES = np.exp(np.linspace(np.log(0.1), np.log(8.0), 111))
 MSCE_RATES = np.concatenate([[0.0], np.exp(np.linspace(np.log(0.05), np.log(500.0), 81))])
 
 
+def grid_error(shares: np.ndarray, criterion: str) -> float:
+    """A grid criterion's error from runs' shares inside each level's band ``(runs, levels)``.
+
+    ``"msce"``: the mean over runs of each run's MSCE (NSL-PFN's score);  ``"coverage"``: the
+    squared gaps of the mean share from each level, summed over the levels.
+    """
+    levels = np.asarray(MSCE_LEVELS)
+    if criterion == "msce":
+        return float(np.mean((shares - levels) ** 2))
+    return float(np.sum((shares.mean(axis=0) - levels) ** 2))
+
+
 def _least_on_grid(terms: list[_Terms], d: list[np.ndarray], mean_lpd: Any,
                    criterion: str) -> tuple[float, float]:
     """``(scale, rate)`` of the grid with the least ``criterion``, ties by log density.
 
-    ``"msce"``: the mean per-run MSCE; ``"coverage"``: the summed squared gaps of the mean
-    per-run coverage from the levels.
+    The criterion's error is :func:`grid_error` of every run's shares.
     """
-    levels = np.asarray(MSCE_LEVELS)
-
     def error(scale: float, rate: float) -> float:
-        shares = np.concatenate([t.shares(scale * (1.0 + rate * x))
-                                 for t, x in zip(terms, d, strict=True)])  # (runs, levels)
-        if criterion == "msce":
-            return float(np.mean((shares - levels) ** 2))
-        return float(np.sum((shares.mean(axis=0) - levels) ** 2))
+        return grid_error(np.concatenate([t.shares(scale * (1.0 + rate * x))
+                                          for t, x in zip(terms, d, strict=True)]), criterion)
 
     errors = np.array([[error(scale, rate) for rate in MSCE_RATES] for scale in MSCE_SCALES])
     tied = np.argwhere(errors <= errors.min() + 1e-12)
@@ -275,13 +281,6 @@ class _Terms:
         inside = (self.y >= edges[:, 0]) & (self.y <= edges[:, 1])  # (levels, n)
         return (np.array([np.bincount(self.runs, weights=row) for row in inside])
                 / np.bincount(self.runs)).T
-
-    def msce(self, k: np.ndarray) -> np.ndarray:
-        """Each run's mean squared calibration error of the forecast widened by ``k``.
-
-        Over ``MSCE_LEVELS``, per run as NSL-PFN scores each curve.
-        """
-        return np.mean((self.shares(k) - np.asarray(MSCE_LEVELS)) ** 2, axis=1)
 
     def lpd(self, k: np.ndarray) -> np.ndarray:
         """Log density per point of the forecast widened by ``k`` per point."""

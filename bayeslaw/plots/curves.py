@@ -21,6 +21,7 @@ from .. import constants as C
 from ..errors import ArgumentError
 from .panels import (
     bands_title,
+    by_run,
     colour_keys,
     draw_run,
     finish_axes,
@@ -155,17 +156,15 @@ def plot_curve_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS,
                              sharex=True, sharey=shared, squeeze=False)
     colour = _colours(names) if any(len(group) > 1 for *_, group in panels) else None
     observed = frame.assign(**{C.RUN: frame[C.RUN].astype(str)})
-    if left_out is not None:
-        left_out = left_out.assign(**{C.RUN: left_out[C.RUN].astype(str)})
+    left = by_run(left_out)
     with limits_once(axes):
         for i, j, group in panels:
             ax, d_seen, d_drawn = axes[i, j], 0.0, 0.0
             for run in group:
                 p = pred[pred[C.RUN] == run]
                 obs = observed[observed[C.RUN] == run]
-                d_seen = max(d_seen, draw_run(
-                    ax, p, obs, probs, colour and colour(run), scale,
-                    None if left_out is None else left_out[left_out[C.RUN] == run]))
+                d_seen = max(d_seen, draw_run(ax, p, obs, probs, colour and colour(run), scale,
+                                              left.get(run)))
                 d_drawn = max(d_drawn, float(p[C.D].max()))
             if d_seen and d_drawn > d_seen * (1 + 1e-9):
                 mark_end_of_data(ax, d_seen, scale)

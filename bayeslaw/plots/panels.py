@@ -203,6 +203,13 @@ def limits_once(axes: np.ndarray) -> Iterator[None]:
             ax.set_autoscalex_on(True)
 
 
+def by_run(rows: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
+    """``rows`` split by run name as text (a fit's run names are text); ``{}`` for None."""
+    if rows is None:
+        return {}
+    return {str(run): part for run, part in rows.groupby(rows[C.RUN].astype(str), sort=False)}
+
+
 def draw_run(ax: Any, pred: pd.DataFrame, observed: pd.DataFrame, probs: Sequence[float],
              colour: Any = None, scale: float = 1e9, left_out: pd.DataFrame | None = None
              ) -> float:

@@ -22,6 +22,7 @@ from ..data.table import run_label, size_label
 from ..errors import ArgumentError
 from .panels import (
     bands_title,
+    by_run,
     colour_keys,
     draw_run,
     finish_axes,
@@ -220,6 +221,7 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     fig, axes = plt.subplots(nrow, ncol, figsize=(panel_size[0] * ncol, panel_size[1] * nrow),
                              sharex=True, sharey=True, squeeze=False)
     colour = _size_colours(n_levels) if any(len(ns) > 1 for *_, ns in panels) else None
+    left = by_run(left_out)
     steps = C.EXIT_KIND in frame.columns  # a step table: each exit step's curve, and the total
     if steps:
         colour, keys = _step_colours(runs)
@@ -235,7 +237,7 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
                 c = (None if colour is None else
                      colour(p[C.T_STEP].iloc[0]) if steps else colour(float(p[C.N].iloc[0])))
                 d_seen = max(d_seen, draw_run(ax, p, frame[frame[C.RUN] == run], probs, c,
-                                              left_out=_of_run(left_out, run)))
+                                              left_out=left.get(str(run))))
             if d_seen and extend_to and extend_to > d_seen:
                 mark_end_of_data(ax, d_seen)
             title = "N = " + " - ".join(dict.fromkeys((size_label(ns[0]), size_label(ns[-1]))))
@@ -257,11 +259,6 @@ def plot_grid(fit: Fit, *, probs: Sequence[float] = C.BAND_PROBS, kind: str = "p
     finish_legend(fig, axes, probs, title, keys)
     fig.bayeslaw_prediction = pred
     return fig
-
-
-def _of_run(rows: pd.DataFrame | None, run: Any) -> pd.DataFrame | None:
-    """``rows``' rows of ``run`` (compared as text: a fit's run names are text), or None."""
-    return None if rows is None else rows[rows[C.RUN].astype(str) == str(run)]
 
 
 def _step_colours(runs: pd.DataFrame) -> tuple[Any, dict[str, Any]]:

@@ -56,7 +56,7 @@ def test_widened_density_is_the_scaled_mixture_and_integrates_to_one():
     assert widened(y) == pytest.approx(mixture, rel=1e-10)
 
 
-def test_learn_recovers_a_known_widening():
+def test_learn_recovers_a_known_widening(monkeypatch):
     """Forecasts N(0, 1) of points that truly spread 1.5 (1 + 0.5 d): the maximum-likelihood
     widening is consistent; with 4,000 points its standard errors are about 0.02 (scale) and
     0.03 (rate) here, and 0.1 leaves three of them."""
@@ -67,12 +67,7 @@ def test_learn_recovers_a_known_widening():
     terms = normal_terms(y, np.zeros((1, n)), np.ones((1, n)))
     fit = SimpleNamespace(data=SimpleNamespace(frame=pd.DataFrame({"run": ["a"], "D": [1.0]})))
     points = pd.DataFrame({"run": "a", "D": np.exp(d), "loss": y})
-    original = W._Terms.of
-    try:
-        W._Terms.of = classmethod(lambda cls, *_: terms)
-        w = W.Widening.learn(fit, points)
-    finally:
-        W._Terms.of = original
+    w = _learned(monkeypatch, fit, terms, points, "lpd")
     assert w.scale == pytest.approx(1.5, abs=0.1)
     assert w.rate == pytest.approx(0.5, abs=0.1)
     assert w.n_points == n and w.lpd_after > w.lpd_before
@@ -134,8 +129,9 @@ def test_apply_and_log_density_follow_the_forecast(curves_fit):
 
 
 def test_msce_terms_are_the_benchmark_msce_of_the_widened_draws_per_run(curves_fit):
-    """``_Terms.msce`` moves each band's bounds with the draws; it must equal the MSCE of
-    the widened forecast's own draws (``metrics.msce``), run by run."""
+    """``_Terms.shares`` moves each band's bounds with the draws; the msce criterion of each
+    run's shares must equal the MSCE of the widened forecast's own draws
+    (``metrics.msce``), run by run."""
     fit, data = curves_fit
     last = data.frame.groupby("run")["D"].max()
     rng = np.random.default_rng(5)
@@ -152,27 +148,42 @@ def test_msce_terms_are_the_benchmark_msce_of_the_widened_draws_per_run(curves_f
     y = points["loss"].to_numpy()
     expected = [metrics.msce(wide[:, rows], y[rows])
                 for rows in points.groupby("run").indices.values()]
-    np.testing.assert_allclose(terms.msce(k), expected, atol=1e-12)
+    shares = terms.shares(k)
+    np.testing.assert_allclose([W.grid_error(shares[[r]], "msce") for r in range(3)],
+                               expected, atol=1e-12)
     assert len(set(np.round(expected, 6))) > 1  # the runs differ: the grouping is checked
+
+
+def _normal_terms(rng, y: np.ndarray, names: np.ndarray, d: np.ndarray):
+    """Forecasts N(0, 1) (2,000 draws from ``rng``) of the points ``y`` of runs ``names``, at
+    ``d`` e-folds past their run's last fitted D (each run's at D = 1).  ``(fit, terms,
+    points)`` for :meth:`Widening.learn` with ``_Terms.of`` patched to return ``terms``."""
+    draws = rng.normal(0.0, 1.0, (2000, len(y)))
+    bands = np.array([metrics.central_bounds(draws, c) for c in metrics.MSCE_LEVELS])
+    fit = SimpleNamespace(spec=SimpleNamespace(likelihood=SimpleNamespace(family="normal")),
+                          data=SimpleNamespace(frame=pd.DataFrame(
+                              {"run": pd.unique(names), "D": 1.0})))
+    terms = dataclasses.replace(normal_terms(y, np.zeros((1, len(y))), np.ones((1, len(y)))),
+                                fit=fit, bands=bands, runs=pd.factorize(names)[0])
+    return fit, terms, pd.DataFrame({"run": names, "D": np.exp(d), "loss": y})
 
 
 def _normal_forecasts(seed: int = 8, runs: int = 1000, m: int = 3):
     """Forecasts N(0, 1) of points that truly spread 2: ``runs`` runs of ``m`` points, all at
-    the last fitted D (distance 0, so only a widening's scale acts).  ``(fit, terms, points)``
-    for :meth:`Widening.learn` with ``_Terms.of`` patched to return ``terms``."""
+    the last fitted D (distance 0, so only a widening's scale acts)."""
     rng = np.random.default_rng(seed)
     y = rng.normal(0.0, 2.0, runs * m)
-    draws = rng.normal(0.0, 1.0, (2000, runs * m))
-    names = np.repeat([f"r{i}" for i in range(runs)], m)
-    bands = np.array([metrics.central_bounds(draws, c) for c in metrics.MSCE_LEVELS])
-    fit = SimpleNamespace(spec=SimpleNamespace(likelihood=SimpleNamespace(family="normal")),
-                          data=SimpleNamespace(frame=pd.DataFrame({"run": names, "D": 1.0})))
-    terms = W._Terms(fit, y, np.zeros((1, len(y))), np.ones((1, len(y))), np.zeros(len(y)),
-                     bands, pd.factorize(names)[0])
-    return fit, terms, pd.DataFrame({"run": names, "D": 1.0, "loss": y})
+    return _normal_terms(rng, y, np.repeat([f"r{i}" for i in range(runs)], m),
+                         np.zeros(runs * m))
 
 
-def test_msce_learning_finds_the_scale_of_least_expected_calibration_error():
+def _learned(monkeypatch, fit, terms, points, criterion: str) -> W.Widening:
+    """The widening ``criterion`` learns from ``terms`` (``_Terms.of`` patched)."""
+    monkeypatch.setattr(W._Terms, "of", classmethod(lambda cls, *_: terms))
+    return W.Widening.learn(fit, points, criterion=criterion)
+
+
+def test_msce_learning_finds_the_scale_of_least_expected_calibration_error(monkeypatch):
     """Forecasts N(0, 1) of points that truly spread 2, 1,000 runs of 3 points at the last
     fitted D (so only the scale acts).  A run's share inside the band of level c widened by
     k has mean p = P(|Z| < k z_c / 2) and variance p (1 - p) / 3, so its expected squared
@@ -183,12 +194,7 @@ def test_msce_learning_finds_the_scale_of_least_expected_calibration_error():
     (benchmarks/results/widen_msce_2026-12-06/output.txt)."""
     m = 3
     fit, terms, points = _normal_forecasts(m=m)
-    original = W._Terms.of
-    try:
-        W._Terms.of = classmethod(lambda cls, *_: terms)
-        w = W.Widening.learn(fit, points, criterion="msce")
-    finally:
-        W._Terms.of = original
+    w = _learned(monkeypatch, fit, terms, points, "msce")
     grid = np.linspace(1.0, 5.0, 4001)
     z = stats.norm.ppf((1 + np.asarray(metrics.MSCE_LEVELS)) / 2)
     p = 2 * stats.norm.cdf(grid[:, None] * z / 2) - 1
@@ -199,7 +205,7 @@ def test_msce_learning_finds_the_scale_of_least_expected_calibration_error():
         W.Widening.learn(fit, points, criterion="crps")
 
 
-def test_coverage_learning_finds_the_true_spread_where_msce_overshoots():
+def test_coverage_learning_finds_the_true_spread_where_msce_overshoots(monkeypatch):
     """The same normal forecasts as above (N(0, 1) of points that truly spread 2; 1,000 runs
     of 3 points).  ``criterion="coverage"`` makes the mean per-run share inside each band
     equal its level, which happens at the true ratio of spreads, 2.0 (MSCE's optimum is
@@ -209,20 +215,15 @@ def test_coverage_learning_finds_the_true_spread_where_msce_overshoots():
     benchmarks/results/widen_msce_2026-12-06/output.txt), and below the MSCE learner's
     scale, so the test tells the criteria apart."""
     fit, terms, points = _normal_forecasts()
-    original = W._Terms.of
-    try:
-        W._Terms.of = classmethod(lambda cls, *_: terms)
-        cov = W.Widening.learn(fit, points, criterion="coverage")
-        msce = W.Widening.learn(fit, points, criterion="msce")
-    finally:
-        W._Terms.of = original
+    cov = _learned(monkeypatch, fit, terms, points, "coverage")
+    msce = _learned(monkeypatch, fit, terms, points, "msce")
     assert cov.criterion == "coverage" and abs(cov.scale / 2.0 - 1) < 0.05
     assert cov.scale < msce.scale
     shares = terms.shares(np.full(len(points), cov.scale)).mean(axis=0)
     np.testing.assert_allclose(shares, metrics.MSCE_LEVELS, atol=0.03)
 
 
-def test_coverage_learning_matches_each_level_when_the_spread_grows_past_the_data():
+def test_coverage_learning_matches_each_level_when_the_spread_grows_past_the_data(monkeypatch):
     """Forecasts N(0, 1) of points at the last fitted D (d = 0) that truly spread 1, and of
     points one e-fold past it (d = 1) that truly spread 3; 2,000 runs of one point at each.
     The criterion sees each level's coverage averaged over runs, so it constrains the mixture
@@ -236,21 +237,9 @@ def test_coverage_learning_matches_each_level_when_the_spread_grows_past_the_dat
     names = np.repeat([f"r{i}" for i in range(runs)], 2)
     d_true = np.tile([0.0, 1.0], runs)
     y = rng.normal(0.0, 1.0 + 2.0 * d_true)
-    draws = rng.normal(0.0, 1.0, (2000, len(y)))
-    bands = np.array([metrics.central_bounds(draws, c) for c in metrics.MSCE_LEVELS])
-    fit = SimpleNamespace(spec=SimpleNamespace(likelihood=SimpleNamespace(family="normal")),
-                          data=SimpleNamespace(frame=pd.DataFrame(
-                              {"run": names[::2], "D": 1.0})))
-    terms = W._Terms(fit, y, np.zeros((1, len(y))), np.ones((1, len(y))), np.zeros(len(y)),
-                     bands, pd.factorize(names)[0])
-    points = pd.DataFrame({"run": names, "D": np.exp(d_true), "loss": y})
+    fit, terms, points = _normal_terms(rng, y, names, d_true)
     np.testing.assert_allclose(W.distances(fit, points), d_true, atol=1e-12)
-    original = W._Terms.of
-    try:
-        W._Terms.of = classmethod(lambda cls, *_: terms)
-        w = W.Widening.learn(fit, points, criterion="coverage")
-    finally:
-        W._Terms.of = original
+    w = _learned(monkeypatch, fit, terms, points, "coverage")
     shares = terms.shares(w.factor(d_true)).mean(axis=0)
     np.testing.assert_allclose(shares, metrics.MSCE_LEVELS, atol=0.02)
     assert w.rate > 0.5, w
