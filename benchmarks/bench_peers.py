@@ -119,7 +119,7 @@ SHARED_WIDENING_ALONE = (float(np.sqrt(1.24 * 1.20)), float(np.sqrt(7.89 * 0.08)
 #: peers_selection_{dd,ic}_curve_bend_widen_span_2026-12-04.md): IC's learned rate is 0, so the
 #: rule gives rate 0, a constant widening. Keyed by the spec's shipped name (a path is not
 #: matched) and, where it is set, ``--min-portion`` (:func:`widening_key`).
-SHARED_WIDENINGS: dict[tuple[str, str], tuple[float, float]] = {
+SHARED_WIDENINGS: dict[tuple[str, str], tuple[float, ...]] = {
     ("pooled", "curve_bend_population"): SHARED_WIDENING,
     ("alone", "curve_bend_population"): SHARED_WIDENING_ALONE,
     ("pooled", "curve_bend"): (float(np.sqrt(1.299 * 1.218)), 0.0),
@@ -189,6 +189,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "(the mean log density, the default), msce (each curve's calibration "
                    "error, as scored here) or coverage (the mean per-curve coverage at each "
                    "level against the level); with --widen shared, which learned pair to use")
+    p.add_argument("--widen-tails", action="store_true",
+                   help="the widening also learns how much more its outer bands widen than "
+                   "its 50%% band (bayeslaw.Widening's tail); with --widen shared, which "
+                   "learned widening to use")
     p.add_argument("--data", type=Path, default=DATA, help=f"default {DATA}")
     p.add_argument("--out", help="Markdown results file, or a folder for "
                    "peers_<mode>_<date>.md")
@@ -205,6 +209,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--max-context must be at least 3, got {args.max_context}")
     if args.min_portion is not None and not 0.0 <= args.min_portion < 1.0:
         p.error(f"--min-portion must be in [0, 1) (0: every point), got {args.min_portion}")
+    if args.widen_tails and not args.widen:
+        p.error("--widen-tails shapes a widening: give --widen too")
     return args
 
 
@@ -327,7 +333,7 @@ def learn_widening(frame: pd.DataFrame, spec: object, args: argparse.Namespace) 
     held = inner[inner["role"] == "target"][["run", "D", "loss"]].reset_index(drop=True)
     return bl.Widening.learn(result, held, seed=args.seed, source="NSL-PFN's rule on the "
                              "context", per_span=args.widen == "span",
-                             criterion=args.widen_criterion)
+                             criterion=args.widen_criterion, tails=args.widen_tails)
 
 
 def widening_key(args: argparse.Namespace) -> str:
@@ -338,11 +344,14 @@ def widening_key(args: argparse.Namespace) -> str:
         key += f" --min-portion {portion(args):g}"
     if getattr(args, "widen_criterion", "lpd") != "lpd":
         key += f" --widen-criterion {args.widen_criterion}"
+    if getattr(args, "widen_tails", False):
+        key += " --widen-tails"
     return key
 
 
-def shared_pair(mode: str, spec: str) -> tuple[float, float]:
-    """``(scale, rate)`` of ``--widen shared`` for ``mode`` and the spec named ``spec``."""
+def shared_pair(mode: str, spec: str) -> tuple[float, ...]:
+    """``(scale, rate[, tail])`` of ``--widen shared`` for ``mode`` and the spec named
+    ``spec``."""
     pair = SHARED_WIDENINGS.get((mode, spec))
     if pair is None:
         raise SystemExit(f"--widen shared: no widening learned for --mode {mode} --spec {spec} "
@@ -355,9 +364,9 @@ def shared_pair(mode: str, spec: str) -> tuple[float, float]:
 def shared_widening(mode: str, spec: str) -> bl.Widening:
     """``--widen shared``: the widening of :data:`SHARED_WIDENINGS` for ``mode`` and
     ``spec``, per context span, learned on nothing here."""
-    scale, rate = shared_pair(mode, spec)
+    scale, rate, *tail = shared_pair(mode, spec)
     return bl.Widening(scale, rate, source=f"DD and IC selection splits, {mode} fits of {spec} "
-                       "(geometric mean)", per_span=True)
+                       "(geometric mean)", per_span=True, tail=tail[0] if tail else 0.0)
 
 
 @functools.cache  # a frozen ModelSpec: read from disk once per argument pair
@@ -398,7 +407,7 @@ def learn_widening_alone(frame: pd.DataFrame, spec: object, args: argparse.Names
         helds.append(held)
     return bl.Widening.learn(fits, helds, seed=args.seed, source="NSL-PFN's rule on the "
                              "context, every curve alone", per_span=args.widen == "span",
-                             criterion=args.widen_criterion)
+                             criterion=args.widen_criterion, tails=args.widen_tails)
 
 
 def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace,
@@ -433,7 +442,7 @@ def score_unit(frame: pd.DataFrame, spec: object, args: argparse.Namespace,
     if widen is not None:
         facts.update(max_rhat=max(fit.diagnostics.max_rhat, widen.max_rhat),
                      divergences=fit.diagnostics.divergences + widen.divergences,
-                     widen_scale=widen.scale, widen_rate=widen.rate,
+                     widen_scale=widen.scale, widen_rate=widen.rate, widen_tail=widen.tail,
                      widen_points=widen.n_points, widen_span=widen.per_span)
     draws = np.asarray(pred.draws)
     y = target["loss"].to_numpy()
@@ -603,14 +612,16 @@ def header(args: argparse.Namespace, argv: list[str]) -> str:
                      "kept; the spec's data.min_portion, or --min-portion); scored rows "
                      "unchanged.")
     if args.widen == "shared":
+        scale, rate, *tail = shared_pair(args.mode, widening_key(args))
         lines.append("Widened rows: bands widened by the one bayeslaw.Widening learned on DD's "
-                     "and IC's selection splits, scale {:.3f}, rate {:.2f} per context span "
-                     "(--widen shared; see the script's docstring).".format(
-                         *shared_pair(args.mode, widening_key(args))))
+                     f"and IC's selection splits, scale {scale:.3f}, rate {rate:.2f} per context "
+                     f"span{f', tail {tail[0]:.3f}' if tail else ''} (--widen shared; see the "
+                     "script's docstring).")
     elif args.widen:
         lines.append("Widened rows: bands widened by a bayeslaw.Widening learned on the "
-                     f"context alone for {args.widen_criterion} (--widen, --widen-criterion; "
-                     "see the script's docstring).")
+                     f"context alone for {args.widen_criterion}"
+                     f"{', its tails too' if args.widen_tails else ''} (--widen, "
+                     "--widen-criterion, --widen-tails; see the script's docstring).")
     if args.selection:
         lines.append("Selection: inner splits of the context only (first part fitted, rest "
                      "scored); targets not read; no published rows (they score the targets).")
@@ -637,7 +648,8 @@ def widening_line(result: Scored) -> str:
     return ("Widening learned on the context (NSL-PFN's rule applied to it; scale at the last "
             f"context point, rate per unit of distance past it): scale {f['widen_scale'].min():.4g}"
             f"-{f['widen_scale'].max():.4g}, rate {f['widen_rate'].min():.4g}-"
-            f"{f['widen_rate'].max():.4g} {over}, from "
+            f"{f['widen_rate'].max():.4g}, tail {f['widen_tail'].min():.4g}-"
+            f"{f['widen_tail'].max():.4g} {over}, from "
             f"{int(learned['widen_points'].sum())} inner held-out points; distance "
             f"{'per context span' if f['widen_span'].all() else 'in e-folds of x'}.\n")
 

@@ -27,6 +27,17 @@ calibration criteria learn the pair on a grid instead (:meth:`Widening.learn`): 
 NSL-PFN's per-curve calibration error, and ``"coverage"``, each level's coverage averaged over
 runs.
 
+With ``tail = a > 0`` the spread also changes the forecast's shape: each draw's distance from
+the median is first mapped by ``T(u) = s sinh(a u / s) / sinh(a)`` (``s`` the distance from the
+median to the point's 25% quantile below it and to its 75% quantile above it; the sinh-arcsinh
+family of Jones and Pewsey 2009), which keeps the 50% band and stretches the tails, so that the
+outer bands widen more than the inner ones::
+
+    y' = m + k(d) T(y - m)
+
+Every band maps exactly (``T`` is increasing), and the density stays exact:
+``p'(y) = p(m + u) / (k T'(u))`` with ``u = T^-1((y - m) / k)``.
+
 Beside it, :class:`~bayeslaw.evaluation.backtesting.Recalibration` (quantile recalibration)
 maps levels without regard to distance and gives no density.
 """
@@ -34,7 +45,7 @@ maps levels without regard to distance and gives no density.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -74,6 +85,9 @@ class Widening:
         Whether ``d`` is in units of the run's fitted span in log D (else in e-folds of D).
     criterion : str
         What it was learned for: ``"lpd"``, ``"msce"`` or ``"coverage"`` (:meth:`learn`).
+    tail : float
+        The tails' stretch ``a >= 0`` (0: every band widened by the same factor; see the
+        module docstring).
     """
 
     scale: float
@@ -86,6 +100,12 @@ class Widening:
     divergences: int = 0
     per_span: bool = False
     criterion: str = "lpd"
+    tail: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.tail) and self.tail >= 0):
+            raise ArgumentError(f"a widening's tail must be a finite number >= 0, got "
+                                f"{self.tail!r}")
 
     def factor(self, distance: np.ndarray) -> np.ndarray:
         """``k(d)`` at distances ``d`` (e-folds of D past the last fitted point; 0 before it)."""
@@ -100,11 +120,13 @@ class Widening:
                                 f"kind={pred.kind!r}: predict with kind='predictive'")
         k = self.factor(distances(fit, pred.table, self.per_span))
         centre = np.median(pred.draws, axis=0)
+        sides = _sides(np.array(central_bounds(pred.draws, 0.5)), centre)
         summary = {"median"} | {f"{side}_{band_tag(p)}" for p in pred.probs
                                 for side in ("lower", "upper")}
         points = pred.table.drop(columns=[c for c in pred.table.columns if c in summary])
-        return summarise(points, centre + k * (pred.draws - centre), pred.kind, pred.probs,
-                         **{**pred.attrs, "widened": (self.scale, self.rate)})
+        spread = stretch(pred.draws - centre, sides, self.tail)
+        return summarise(points, centre + k * spread, pred.kind, pred.probs,
+                         **{**pred.attrs, "widened": (self.scale, self.rate, self.tail)})
 
     def log_density(self, fit: Fit, points: pd.DataFrame, *, seed: int = 0) -> np.ndarray:
         """The widened forecast's log density of each point's observed ``loss`` (exact).
@@ -113,12 +135,12 @@ class Widening:
         same ``seed``.
         """
         terms = _Terms.of(fit, points, seed)
-        return terms.lpd(self.factor(distances(fit, points, self.per_span)))
+        return terms.lpd(self.factor(distances(fit, points, self.per_span)), self.tail)
 
     @classmethod
     def learn(cls, fit: Fit | Sequence[Fit], points: pd.DataFrame | Sequence[pd.DataFrame], *,
               seed: int = 0, source: str = "", per_span: bool = False,
-              criterion: str = "lpd") -> Widening:
+              criterion: str = "lpd", tails: bool = False) -> Widening:
         """The widening that best forecasts ``points`` (held out of ``fit``).
 
         ``points`` are later points of ``fit``'s runs with their observed ``loss``.  Given
@@ -145,6 +167,10 @@ class Widening:
           it sees a run's points at all distances together: it calibrates their mixture, and
           ``scale`` and ``rate`` are told apart only through the coverage's shape across
           levels (and the runs' different reaches), so nearby pairs may score alike.
+
+        ``tails=True`` also learns the tails' stretch ``tail`` (the module docstring): on the
+        grid criteria over :data:`TAILS`, with lpd as a third coordinate (``sqrt(tail)``,
+        from 0.5).  Without it the tail is 0, every band widened alike.
         """
         fits = list(fit) if isinstance(fit, Sequence) else [fit]
         tables = list(points) if isinstance(points, Sequence) else [points]
@@ -157,24 +183,21 @@ class Widening:
         terms = [_Terms.of(f, t, seed) for f, t in zip(fits, tables, strict=True)]
         d = [distances(f, t, per_span) for f, t in zip(fits, tables, strict=True)]
 
-        def mean_lpd(scale: float, rate: float) -> float:
-            return float(np.mean(np.concatenate([t.lpd(scale * (1.0 + rate * x))
+        def mean_lpd(scale: float, rate: float, tail: float = 0.0) -> float:
+            return float(np.mean(np.concatenate([t.lpd(scale * (1.0 + rate * x), tail)
                                                  for t, x in zip(terms, d, strict=True)])))
 
         if criterion == "lpd":
-            best = optimize.minimize(lambda th: -mean_lpd(*np.exp(th)), np.zeros(2),
-                                     method="Nelder-Mead",
-                                     options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 2000})
-            scale, rate = (float(v) for v in np.exp(best.x))
-            rate = rate if rate > 1e-6 else 0.0
+            scale, rate, tail = _most_lpd(mean_lpd, tails)
         else:
-            scale, rate = _least_on_grid(terms, d, mean_lpd, criterion)
+            scale, rate, tail = _least_on_grid(terms, d, mean_lpd, criterion,
+                                               TAILS if tails else (0.0,))
         diagnostics = [getattr(f, "diagnostics", None) for f in fits]
         rhats = [r for g in diagnostics if np.isfinite(r := getattr(g, "max_rhat", np.nan))]
         return cls(scale, rate, source, sum(len(t) for t in tables), mean_lpd(1.0, 0.0),
-                   mean_lpd(scale, rate), max(rhats) if rhats else np.nan,
+                   mean_lpd(scale, rate, tail), max(rhats) if rhats else np.nan,
                    sum(int(getattr(g, "divergences", 0)) for g in diagnostics), per_span,
-                   criterion)
+                   criterion, tail)
 
 
 #: What :meth:`Widening.learn` can maximize or minimize.
@@ -186,34 +209,98 @@ CRITERIA = ("lpd", "msce", "coverage")
 #: learned 50; the points up to 50 are unchanged).
 MSCE_SCALES = np.exp(np.linspace(np.log(0.1), np.log(8.0), 111))
 MSCE_RATES = np.concatenate([[0.0], np.exp(np.linspace(np.log(0.05), np.log(500.0), 81))])
+#: The tails' stretches the grid criteria try with ``tails=True``: at 3 the 99% band of a
+#: normal forecast widens about 2.7 times as much as its 50% band.
+TAILS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)
 
 
-def grid_error(shares: np.ndarray, criterion: str) -> float:
+def stretch(u: np.ndarray, sides: np.ndarray, tail: float) -> np.ndarray:
+    """``T(u) = s sinh(a u / s) / sinh(a)``, ``a = tail`` (``u`` itself at ``a = 0``).
+
+    ``s`` is ``sides[0]`` where ``u < 0`` and ``sides[1]`` where not (``sides`` of shape
+    ``(2, n)``, positive; ``u`` of shape ``(..., n)``): ``T(-sides[0]) = -sides[0]`` and
+    ``T(sides[1]) = sides[1]``, and ``T`` is increasing with slope ``a / sinh(a)`` at 0 on
+    either side.
+    """
+    if tail == 0:
+        return u
+    s = np.where(u < 0, sides[0], sides[1])
+    return s * np.sinh(tail * u / s) / np.sinh(tail)
+
+
+def _unstretch(v: np.ndarray, sides: np.ndarray, tail: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """``u = T^-1(v)`` and ``log T'(u)`` (:func:`stretch`; ``T`` keeps the sign)."""
+    if tail == 0:
+        return v, np.zeros_like(v)
+    s = np.where(v < 0, sides[0], sides[1])
+    u = s / tail * np.arcsinh(v * np.sinh(tail) / s)
+    x = tail * u / s
+    log_cosh = np.logaddexp(x, -x) - np.log(2.0)
+    return u, np.log(tail / np.sinh(tail)) + log_cosh
+
+
+def _sides(band: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    """Each point's distances from its median down to ``band[0]`` and up to ``band[1]``.
+
+    ``(2, n)``; ``band`` is the central 50% band.  A side of length 0 (draws that do not
+    spread) takes the point's other side, or else the smallest positive side of any point,
+    or 1.
+    """
+    sides = np.array([centre - band[0], band[1] - centre], float)
+    sides = np.where(sides > 0, sides, sides[::-1])
+    positive = sides[sides > 0]
+    return np.where(sides > 0, sides, positive.min() if positive.size else 1.0)
+
+
+def _most_lpd(mean_lpd: Any, tails: bool) -> tuple[float, float, float]:
+    """``(scale, rate, tail)`` with the most mean log density.
+
+    Nelder-Mead over ``(log scale, log rate[, sqrt tail])`` from ``(0, 0[, 0.5])``; a rate
+    below 1e-6 is reported as 0.
+    """
+    def loss(th: np.ndarray) -> float:
+        return -mean_lpd(*np.exp(th[:2]), th[2] ** 2 if tails else 0.0)
+
+    best = optimize.minimize(loss, np.array([0.0, 0.0, 0.5][:3 if tails else 2]),
+                             method="Nelder-Mead",
+                             options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 3000})
+    scale, rate = (float(v) for v in np.exp(best.x[:2]))
+    return scale, rate if rate > 1e-6 else 0.0, float(best.x[2] ** 2) if tails else 0.0
+
+
+def grid_error(shares: np.ndarray, criterion: str) -> float | np.ndarray:
     """A grid criterion's error from runs' shares inside each level's band ``(runs, levels)``.
 
     ``"msce"``: the mean over runs of each run's MSCE (NSL-PFN's score);  ``"coverage"``: the
-    squared gaps of the mean share from each level, summed over the levels.
+    squared gaps of the mean share from each level, summed over the levels.  Shares of shape
+    ``(..., runs, levels)`` give one error per leading index.
     """
     levels = np.asarray(MSCE_LEVELS)
     if criterion == "msce":
-        return float(np.mean((shares - levels) ** 2))
-    return float(np.sum((shares.mean(axis=0) - levels) ** 2))
+        error = np.mean((shares - levels) ** 2, axis=(-2, -1))
+    else:
+        error = np.sum((shares.mean(axis=-2) - levels) ** 2, axis=-1)
+    return float(error) if np.ndim(error) == 0 else error
 
 
 def _least_on_grid(terms: list[_Terms], d: list[np.ndarray], mean_lpd: Any,
-                   criterion: str) -> tuple[float, float]:
-    """``(scale, rate)`` of the grid with the least ``criterion``, ties by log density.
+                   criterion: str, tails: Sequence[float]) -> tuple[float, float, float]:
+    """``(scale, rate, tail)`` of the grid with the least ``criterion``, ties by log density.
 
-    The criterion's error is :func:`grid_error` of every run's shares.
+    The criterion's error is :func:`grid_error` of every run's shares, at every scale at
+    once (:meth:`_Terms.shares_by_scale`).
     """
-    def error(scale: float, rate: float) -> float:
-        return grid_error(np.concatenate([t.shares(scale * (1.0 + rate * x))
-                                          for t, x in zip(terms, d, strict=True)]), criterion)
+    def errors_by_scale(rate: float, tail: float) -> np.ndarray:
+        return grid_error(np.concatenate([t.shares_by_scale(1.0 + rate * x, tail)
+                                          for t, x in zip(terms, d, strict=True)], axis=1),
+                          criterion)
 
-    errors = np.array([[error(scale, rate) for rate in MSCE_RATES] for scale in MSCE_SCALES])
+    errors = np.stack([np.stack([errors_by_scale(rate, tail) for tail in tails], axis=-1)
+                       for rate in MSCE_RATES], axis=1)  # (scales, rates, tails)
     tied = np.argwhere(errors <= errors.min() + 1e-12)
-    pairs = [(float(MSCE_SCALES[i]), float(MSCE_RATES[j])) for i, j in tied]
-    return max(pairs, key=lambda pair: mean_lpd(*pair))
+    found = [(float(MSCE_SCALES[i]), float(MSCE_RATES[j]), float(tails[k])) for i, j, k in tied]
+    return max(found, key=lambda triple: mean_lpd(*triple))
 
 
 def distances(fit: Fit, points: pd.DataFrame, per_span: bool = False) -> np.ndarray:
@@ -258,6 +345,7 @@ class _Terms:
     centre: np.ndarray
     bands: np.ndarray  # (levels, 2, n): the draws' central MSCE_LEVELS bands
     runs: np.ndarray  # each point's run, as codes 0, 1, ... (np.bincount's)
+    cache: dict = field(default_factory=dict, init=False, compare=False, repr=False)  # by tail
 
     @classmethod
     def of(cls, fit: Fit, points: pd.DataFrame, seed: int) -> _Terms:
@@ -272,33 +360,67 @@ class _Terms:
         return cls(fit, points[C.LOSS].to_numpy(float), loc, scale, np.median(draws, axis=0),
                    bands, pd.factorize(points[C.RUN].astype(str))[0])
 
-    def shares(self, k: np.ndarray) -> np.ndarray:
-        """Each run's share of its points inside each ``MSCE_LEVELS`` band widened by ``k``.
+    def shares(self, k: np.ndarray, tail: float = 0.0) -> np.ndarray:
+        """Each run's share of its points inside each ``MSCE_LEVELS`` band widened.
 
-        ``(runs, levels)``; a band's bounds move as its draws do.
+        ``(runs, levels)``; ``k`` per point and ``tail``; a band's bounds move as its draws do.
         """
-        edges = self.centre + np.asarray(k, float) * (self.bands - self.centre)
+        edges = self.centre + np.asarray(k, float) * self.stretched(tail)
         inside = (self.y >= edges[:, 0]) & (self.y <= edges[:, 1])  # (levels, n)
         return (np.array([np.bincount(self.runs, weights=row) for row in inside])
                 / np.bincount(self.runs)).T
 
-    def lpd(self, k: np.ndarray) -> np.ndarray:
-        """Log density per point of the forecast widened by ``k`` per point."""
+    def shares_by_scale(self, growth: np.ndarray, tail: float) -> np.ndarray:
+        """:meth:`shares` at ``k = scale * growth`` for every scale of :data:`MSCE_SCALES`.
+
+        ``(scales, runs, levels)``.  A point is inside a band widened by ``k`` from the
+        least scale on (``(y - m) / growth`` over the band's stretched offset on its side), so
+        each point adds its run's weight from that scale up: a cumulative count.
+        """
+        v = (self.y - self.centre) / np.asarray(growth, float)
+        offset = self.stretched(tail)  # (levels, 2, n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            least = np.where(v > 0, v / offset[:, 1], np.where(v < 0, v / offset[:, 0], 0.0))
+        least = np.where(np.isnan(least) | (least < 0), np.inf, least)  # never inside
+        first = np.searchsorted(MSCE_SCALES, least, side="left")  # (levels, n); S: none
+        n_runs, n_levels, n_scales = self.runs.max() + 1, len(MSCE_LEVELS), len(MSCE_SCALES)
+        weight = np.broadcast_to(1.0 / np.bincount(self.runs)[self.runs], first.shape)
+        at = (first * n_levels + np.arange(n_levels)[:, None]) * n_runs + self.runs
+        counts = np.bincount(at.ravel(), weight.ravel(),
+                             minlength=(n_scales + 1) * n_levels * n_runs)
+        added = counts.reshape(n_scales + 1, n_levels, n_runs)[:n_scales]
+        return np.cumsum(added, axis=0).transpose(0, 2, 1)
+
+    def stretched(self, tail: float) -> np.ndarray:
+        """The bands' distances from the median after :func:`stretch` (kept per ``tail``)."""
+        if tail not in self.cache:
+            self.cache[tail] = stretch(self.bands - self.centre, self.sides, tail)
+        return self.cache[tail]
+
+    @property
+    def sides(self) -> np.ndarray:
+        """Each point's 50% band's sides (:func:`stretch`'s ``s``, :func:`_sides`)."""
+        return _sides(self.bands[MSCE_LEVELS.index(0.5)], self.centre)
+
+    def lpd(self, k: np.ndarray, tail: float = 0.0) -> np.ndarray:
+        """Log density per point of the forecast widened by ``k`` per point (and ``tail``)."""
         from ..posterior.noise import log_density, pointwise_lpd
 
         k = np.asarray(k, float)
-        y = self.centre + (self.y - self.centre) / k
-        return pointwise_lpd(log_density(self.fit, y, self.loc, self.scale)) - np.log(k)
+        u, log_slope = _unstretch((self.y - self.centre) / k, self.sides, tail)
+        return (pointwise_lpd(log_density(self.fit, self.centre + u, self.loc, self.scale))
+                - np.log(k) - log_slope)
 
 
 def widening(data: LossData, spec: ModelSpec | str, split: str = "prefix:0.5", *,
              seed: int = C.DEFAULT_SEED, like: LossData | None = None, per_span: bool = False,
-             criterion: str = "lpd", **fit_kwargs: Any) -> Widening:
+             criterion: str = "lpd", tails: bool = False, **fit_kwargs: Any) -> Widening:
     """Learn a :class:`Widening` from ``split``'s first fold on ``data`` (one more fit).
 
     ``spec`` is fitted to the fold's training part (``like`` as in :func:`bayeslaw.fit`),
     and the widening that best forecasts its held-out points by ``criterion`` is kept
-    (:meth:`Widening.learn`; ``per_span``: the distance in units of each run's fitted span).
+    (:meth:`Widening.learn`; ``per_span``: the distance in units of each run's fitted span;
+    ``tails``: the tails' stretch learned too).
     The split must hold out later points of fitted runs (``prefix:F``, or
     ``RUNS+prefix:F``'s prefix part).
     """
@@ -318,4 +440,4 @@ def widening(data: LossData, spec: ModelSpec | str, split: str = "prefix:0.5", *
     result = fold_fit(train, spec, f"inner {part.name}", seed=seed,
                       like=like if like is not None else data, **fit_kwargs)
     return Widening.learn(result, test, seed=seed, source=part.name, per_span=per_span,
-                          criterion=criterion)
+                          criterion=criterion, tails=tails)
