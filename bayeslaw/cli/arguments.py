@@ -151,6 +151,9 @@ def _add_predict_parser(sub: Any) -> None:
     g.add_argument("--widen-span", action="store_true",
                    help="--widen's distance in units of each run's fitted span in log D, "
                         "not in e-folds of D")
+    g.add_argument("--widen-tails", action="store_true",
+                   help="--widen also learns how much more the outer bands widen than the "
+                        "50%% band (the widening's tail)")
     g.add_argument("--draws", type=int, help="the inner fit's draws per chain (spec default)")
     g.add_argument("--tune", type=int, help="the inner fit's tuning steps (spec default)")
     g.add_argument("--chains", type=int, help="the inner fit's chains (spec default)")

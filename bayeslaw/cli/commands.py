@@ -136,12 +136,12 @@ def _widened(args: argparse.Namespace, result: Fit, pred: Prediction) -> Predict
                             "points' observed losses): drop --epistemic")
     wide = widening(result.data, result.spec, args.widen, seed=args.seed, draws=args.draws,
                     tune=args.tune, chains=args.chains, per_span=args.widen_span,
-                    criterion=args.widen_criterion or "lpd")
+                    criterion=args.widen_criterion or "lpd", tails=args.widen_tails)
     unit = "run's fitted span in log D" if wide.per_span else "e-fold of D"
     print(f"widened from {wide.source} ({wide.criterion}): scale {wide.scale:.3g}, rate "
-          f"{wide.rate:.3g} per {unit}, from {wide.n_points} held-out points (mean log "
-          f"density {wide.lpd_before:.3f} -> {wide.lpd_after:.3f}); inner fit R-hat "
-          f"{wide.max_rhat:.3f}, {wide.divergences} divergences", file=sys.stderr)
+          f"{wide.rate:.3g} per {unit}, tail {wide.tail:.3g}, from {wide.n_points} held-out "
+          f"points (mean log density {wide.lpd_before:.3f} -> {wide.lpd_after:.3f}); inner "
+          f"fit R-hat {wide.max_rhat:.3f}, {wide.divergences} divergences", file=sys.stderr)
     return wide.apply(result, pred)
 
 
@@ -155,9 +155,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if args.recalibrate and args.widen:
         raise BayeslawError("give one of --recalibrate and --widen: each maps the bands "
                             "of the fit's own forecast")
-    if (args.widen_criterion or args.widen_span) and not args.widen:
-        raise BayeslawError("--widen-criterion and --widen-span say how --widen learns: "
-                            "give --widen SPLIT with them")
+    if (args.widen_criterion or args.widen_span or args.widen_tails) and not args.widen:
+        raise BayeslawError("--widen-criterion, --widen-span and --widen-tails say how "
+                            "--widen learns: give --widen SPLIT with them")
     if args.recalibrate:
         pred = _recalibrated(args, result, pred)
     if args.widen:

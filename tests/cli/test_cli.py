@@ -169,9 +169,34 @@ def test_predict_widened_for_calibration_per_span(capsys):
     np.testing.assert_allclose(wide["median"], raw["median"], rtol=1e-12)
     np.testing.assert_allclose(wide["upper_90"] - wide["lower_90"],
                                k * (raw["upper_90"] - raw["lower_90"]), rtol=1e-2)
-    for option in (["--widen-span"], ["--widen-criterion", "msce"]):
+    for option in (["--widen-span"], ["--widen-criterion", "msce"], ["--widen-tails"]):
         assert main(args + option) == 2
         assert "give --widen SPLIT with them" in capsys.readouterr().err
+
+
+def test_predict_widened_with_tails_keeps_the_50_band_shape(capsys):
+    """``--widen-tails``: the tail comes from the grid (:data:`TAILS`), the 50% band widens by
+    the factor alone, and the 90% band by at least as much (by more where the tail is not 0)."""
+    import re
+
+    from bayeslaw.evaluation.widen import TAILS
+
+    args = ["predict", STORED, "--run", "N1B_T8", "--D", "1e11", "--seed", "3",
+            "--levels", "0.5,0.9"]
+    inner = ["--widen", "prefix:0.5", "--widen-criterion", "coverage", "--widen-tails",
+             "--draws", "100", "--tune", "200", "--chains", "2"]
+    raw, wide, out = _raw_and_mapped(capsys, args, inner)
+    scale, rate, tail = (float(v) for v in re.search(
+        r"scale ([\d.e+-]+), rate ([\d.e+-]+) per e-fold of D, tail ([\d.e+-]+)",
+        out.err).groups())
+    assert np.isclose(TAILS, tail, atol=1e-3).any()
+    last = Fit.load(STORED).data.frame.query("run == 'N1B_T8'")["D"].max()
+    k = scale * (1 + rate * np.maximum(np.log(raw["D"] / last), 0))
+    np.testing.assert_allclose(wide["median"], raw["median"], rtol=1e-12)
+    np.testing.assert_allclose(wide["upper_50"] - wide["lower_50"],
+                               k * (raw["upper_50"] - raw["lower_50"]), rtol=2e-2)
+    ratio = (wide["upper_90"] - wide["lower_90"]) / (k * (raw["upper_90"] - raw["lower_90"]))
+    assert np.all(ratio > (1.02 if tail > 0 else 0.98))
 
 
 def test_predict_points_run_levels_epistemic(tmp_path):

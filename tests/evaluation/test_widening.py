@@ -295,16 +295,16 @@ def test_a_stretched_forecast_keeps_its_50_band_and_widens_its_outer_ones(curves
     points = pd.DataFrame({"run": ["c0", "c1", "c2"],
                            "D": last.to_numpy() * np.array([1.0, np.e, np.e ** 2])})
     pred = bl.predict(fit, points, seed=4)
-    w = W.Widening(scale=1.2, rate=0.5, tail=1.5)
+    w = W.Widening(scale=1.2, rate=0.5, tail=0.8)
     wide = w.apply(fit, pred)
     k = np.array([1.2, 1.8, 2.4])
     centre = np.median(pred.draws, axis=0)
     q25, q75 = np.quantile(pred.draws, [0.25, 0.75], axis=0)
     u = pred.draws - centre
     s = np.where(u < 0, centre - q25, q75 - centre)
-    np.testing.assert_allclose(wide.draws, centre + k * s * np.sinh(1.5 * u / s) / np.sinh(1.5),
+    np.testing.assert_allclose(wide.draws, centre + k * s * np.sinh(0.8 * u / s) / np.sinh(0.8),
                                rtol=1e-12)
-    assert wide.attrs["widened"] == (1.2, 0.5, 1.5)
+    assert wide.attrs["widened"] == (1.2, 0.5, 0.8)
     lo, hi = pred.band(0.5)
     wlo, whi = wide.band(0.5)
     np.testing.assert_allclose(whi - wlo, k * (hi - lo), rtol=0.05)
@@ -347,19 +347,21 @@ def test_a_stretched_density_integrates_to_one_and_is_the_change_of_variables():
     assert total == pytest.approx(1.0, abs=1e-6)
 
 
-@pytest.mark.parametrize("truth", [0.0, 1.5])
+@pytest.mark.parametrize("truth", [0.0, 0.6])
 def test_tails_learned_are_the_truths(monkeypatch, truth):
-    """Forecasts N(0, 1) of points that truly are 1.3 T(z) with tail 0 or 1.5 (600 runs of
-    3 points): the log density's optimum is consistent (seeds 8-12 below: within 0.2 of the
-    truth), and the coverage criterion, on its grid of tails 0.25 apart, within one step of
-    it; without ``tails`` no tail is learned.  Tail 0 against 1.5 is told apart, so the test
-    can fail (measured margins: benchmarks/results/widen_tails_2026-12-06/output.txt)."""
+    """Forecasts N(0, 1) of points that truly are 1.3 T(z) with tail 0 or 0.6 (600 runs of
+    3 points): the log density's optimum is consistent, and so is the coverage criterion on
+    its grid of tails 0.1 apart, less sharply (a tail of 0.2 moves the 90% band by 3%); without
+    ``tails`` no tail is learned.  Over seeds 8-12 the log density's tail came within 0.13 of
+    the truth (tolerance 0.15), the coverage's within 0.2 (tolerance 0.25), every scale within
+    6% of 1.3 (tolerance 10%); tail 0 and 0.6 are told apart, so the test can fail
+    (benchmarks/results/widen_tails_2026-12-06/output.txt)."""
     fit, terms, points = _tailed_forecasts(8, truth)
     monkeypatch.setattr(W._Terms, "of", classmethod(lambda cls, *_: terms))
     lpd = W.Widening.learn(fit, points, tails=True)
     cov = W.Widening.learn(fit, points, criterion="coverage", tails=True)
-    assert lpd.tail == pytest.approx(truth, abs=0.2)
-    assert cov.tail == pytest.approx(truth, abs=0.26)
+    assert lpd.tail == pytest.approx(truth, abs=0.15)
+    assert cov.tail == pytest.approx(truth, abs=0.25)
     assert lpd.scale == pytest.approx(1.3, rel=0.1) and cov.scale == pytest.approx(1.3, rel=0.1)
     assert W.Widening.learn(fit, points, criterion="coverage").tail == 0.0
 
