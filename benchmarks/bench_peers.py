@@ -57,7 +57,9 @@ of x past the curve's last context point, or with ``--widen span`` that distance
 curve's context span in log x), the widening learned on the context alone: its
 curves re-split by NSL-PFN's rule, the first part fitted, the widening that best forecasts the
 rest of the context kept: by the mean log density, or with ``--widen-criterion msce`` by
-each curve's calibration error as scored here (:meth:`bayeslaw.Widening.learn`).  One more
+each curve's calibration error as scored here, or ``coverage`` (each level's coverage
+averaged over curves); ``--widen-tails`` learns the tails' stretch too
+(:meth:`bayeslaw.Widening.learn`).  One more
 fit per data set (per curve alone); both rows are printed and judged.  ``--widen shared``
 learns nothing on the data set scored: it applies one widening per span
 (:data:`SHARED_WIDENINGS`, by mode and spec), the geometric mean of the two learned on the
@@ -113,7 +115,8 @@ SHARED_WIDENING = (float(np.sqrt(0.98 * 0.76)), float(np.sqrt(14.51 * 20.23)))
 #: splits: DD 1.24 / 7.89, IC 1.20 / 0.08 (benchmarks/results/
 #: peers_selection_{dd,ic}_alone_widen_span_2026-12-03.md).
 SHARED_WIDENING_ALONE = (float(np.sqrt(1.24 * 1.20)), float(np.sqrt(7.89 * 0.08)))
-#: ``--widen shared`` per ``(mode, spec)``: the rule above for each spec that has one learned.
+#: ``--widen shared`` per ``(mode, spec)``: the rule above for each spec that has one learned
+#: (a third number, where there is one, is the tail: the mean of the two learned).
 #: (``curve_bend_population`` was named ``curve_bend`` when its two were learned.)  Pooled
 #: ``curve_bend``: DD 1.299 / 6.336, IC 1.218 / 0 (benchmarks/results/
 #: peers_selection_{dd,ic}_curve_bend_widen_span_2026-12-04.md): IC's learned rate is 0, so the
@@ -138,6 +141,11 @@ SHARED_WIDENINGS: dict[tuple[str, str], tuple[float, ...]] = {
     # the grid's lowest, 0.1; the geometric means keep the products' geometric mean.
     ("pooled", "curve_bend --min-portion 0.1 --widen-criterion coverage"): (
         float(np.sqrt(0.1 * 0.2218)), float(np.sqrt(158.1 * 17.74))),
+    # the same with the tails learned too (--widen-tails): DD 0.1 / 158.1 / tail 0, IC
+    # 0.1818 / 22.33 / tail 0.2 (benchmarks/results/
+    # peers_selection_{dd,ic}_curve_bend_coverage_tails_2026-12-06.md); the tail is their mean
+    ("pooled", "curve_bend --min-portion 0.1 --widen-criterion coverage --widen-tails"): (
+        float(np.sqrt(0.1 * 0.1818)), float(np.sqrt(158.1 * 22.33)), 0.1),
 }
 
 #: Published figures, ``(RMSLE, LL, MSCE)`` per data set (None: not published), from
