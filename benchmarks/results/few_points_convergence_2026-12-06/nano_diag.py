@@ -1,19 +1,25 @@
-import sys, time, warnings
-sys.path.insert(0, "benchmarks")
-import numpy as np, bayeslaw as bl
-import bench_peers as bp
+"""The shipped curve_bend fitted to one peer data set's context (default Nano), as
+``bench_peers.py --mode pooled`` fits it, with its diagnostics and the 15 worst R-hats.  No
+target row is read.  Run from the repository root:
+
+    python benchmarks/results/few_points_convergence_2026-12-06/nano_diag.py [DATASET]
+"""
+import sys
+import time
 from pathlib import Path
-args = bp.parse_args(["--datasets", sys.argv[1] if len(sys.argv) > 1 else "Nano", "--mode", "pooled"])
-name = args.names[0]
-frame = bp.prepared(Path(args.data), name, args)
+
+sys.path.insert(0, "benchmarks")
+import arviz as az  # noqa: E402
+import bench_peers as bp  # noqa: E402
+
+name = sys.argv[1] if len(sys.argv) > 1 else "Nano"
+args = bp.parse_args(["--datasets", name, "--mode", "pooled"])
+frame = bp.prepared(Path(args.data), args.names[0], args)
 ctx = frame[frame["role"] == "context"]
 print(ctx.groupby("run").size().describe())
-spec = bp.bench_spec(args.spec or "curve_bend")
 t = time.time()
-fit = bp.fit_context(ctx, spec, args)
+fit = bp.fit_context(ctx, bp.bench_spec(args.spec or "curve_bend"), args)
 print("seconds", time.time() - t)
 print(fit.diagnostics)
-import arviz as az
-s = az.summary(fit.idata, kind="diagnostics")
-print(s.sort_values("r_hat", ascending=False).head(15))
-fit.save("/work/s62/nano_fit.nc")
+summary = az.summary(fit.idata, kind="diagnostics")
+print(summary.sort_values("r_hat", ascending=False).head(15))

@@ -1,7 +1,8 @@
 """Margins of tests/evaluation/test_widening.py::test_tails_learned_are_the_truths over seeds
 8-12: forecasts N(0, 1) of 600 runs x 3 points that truly are 1.3 T(z), T the stretch with
 tail 0 or 0.6.  Run from the repository root:
-    python benchmarks/results/widen_tails_2026-12-06/check.py > benchmarks/results/widen_tails_2026-12-06/output.txt
+    python benchmarks/results/widen_tails_2026-12-06/check.py \
+        > benchmarks/results/widen_tails_2026-12-06/output.txt
 """
 import sys
 
