@@ -221,12 +221,15 @@ def stretch(u: np.ndarray, sides: np.ndarray, tail: float) -> np.ndarray:
     ``s`` is ``sides[0]`` where ``u < 0`` and ``sides[1]`` where not (``sides`` of shape
     ``(2, n)``, positive; ``u`` of shape ``(..., n)``): ``T(-sides[0]) = -sides[0]`` and
     ``T(sides[1]) = sides[1]``, and ``T`` is increasing with slope ``a / sinh(a)`` at 0 on
-    either side.
+    either side.  ``T`` grows exponentially: a draw more than ``700 / a`` sides from the
+    median (a heavy-tailed forecast's far draw) is stretched as one at ``700 / a`` sides, so
+    that the draws stay finite (about ``1e304`` sides out; every band up to 99% moves only
+    if more than 0.5% of a point's draws are that far; the density, from ``T^-1``, is exact).
     """
     if tail == 0:
         return u
     s = np.where(u < 0, sides[0], sides[1])
-    return s * np.sinh(tail * u / s) / np.sinh(tail)
+    return s * np.sinh(np.clip(tail * u / s, -700.0, 700.0)) / np.sinh(tail)
 
 
 def _unstretch(v: np.ndarray, sides: np.ndarray, tail: float

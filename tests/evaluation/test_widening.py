@@ -380,3 +380,15 @@ def test_the_grid_counts_every_scale_at_once_as_shares_does_one_by_one():
             for i in range(0, len(W.MSCE_SCALES), 10):
                 np.testing.assert_array_equal(
                     fast[i], terms.shares(W.MSCE_SCALES[i] * (1 + rate * d), tail))
+
+
+def test_a_far_draw_of_a_heavy_tailed_forecast_stays_finite():
+    """``T`` grows exponentially: a Student-t forecast's draw 1e5 sides out would overflow
+    ``sinh``; it is stretched as one at ``700 / tail`` sides (finite, increasing, same sign),
+    and a near draw exactly as ``T`` says (found on ColPret's forecasts, nu about 3)."""
+    sides = np.ones((2, 4))
+    u = np.array([-1e5, -2.0, 3.0, 1e5])
+    out = W.stretch(u, sides, 0.1)
+    assert np.all(np.isfinite(out)) and np.all(np.diff(out) > 0)
+    assert out[0] == -out[3] == pytest.approx(-np.sinh(700.0) / np.sinh(0.1))
+    np.testing.assert_allclose(out[1:3], np.sinh(0.1 * u[1:3]) / np.sinh(0.1), rtol=1e-14)
