@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -364,22 +365,14 @@ class _Terms:
         return cls(fit, points[C.LOSS].to_numpy(float), loc, scale, np.median(draws, axis=0),
                    bands, pd.factorize(points[C.RUN].astype(str))[0])
 
-    def shares(self, k: np.ndarray, tail: float = 0.0) -> np.ndarray:
-        """Each run's share of its points inside each ``MSCE_LEVELS`` band widened.
-
-        ``(runs, levels)``; ``k`` per point and ``tail``; a band's bounds move as its draws do.
-        """
-        edges = self.centre + np.asarray(k, float) * self.stretched(tail)
-        inside = (self.y >= edges[:, 0]) & (self.y <= edges[:, 1])  # (levels, n)
-        return (np.array([np.bincount(self.runs, weights=row) for row in inside])
-                / np.bincount(self.runs)).T
-
     def shares_by_scale(self, growth: np.ndarray, tail: float) -> np.ndarray:
-        """:meth:`shares` at ``k = scale * growth`` for every scale of :data:`MSCE_SCALES`.
+        """Each run's share of its points inside each widened ``MSCE_LEVELS`` band.
 
-        ``(scales, runs, levels)``.  A point is inside a band widened by ``k`` from the
-        least scale on (``(y - m) / growth`` over the band's stretched offset on its side), so
-        each point adds its run's weight from that scale up: a cumulative count.
+        ``(scales, runs, levels)``: at ``k = scale * growth`` (and ``tail``) for every scale of
+        :data:`MSCE_SCALES`; a band's bounds move as its draws do.  A point is inside a band
+        widened by ``k`` from the least scale on (``(y - m) / growth`` over the band's
+        stretched offset on its side), so each point adds its run's weight from that scale
+        up: a cumulative count.
         """
         v = (self.y - self.centre) / np.asarray(growth, float)
         offset = self.stretched(tail)  # (levels, 2, n)
@@ -401,7 +394,7 @@ class _Terms:
             self.cache[tail] = stretch(self.bands - self.centre, self.sides, tail)
         return self.cache[tail]
 
-    @property
+    @cached_property
     def sides(self) -> np.ndarray:
         """Each point's 50% band's sides (:func:`stretch`'s ``s``, :func:`_sides`)."""
         return _sides(self.bands[MSCE_LEVELS.index(0.5)], self.centre)

@@ -129,9 +129,9 @@ def test_apply_and_log_density_follow_the_forecast(curves_fit):
 
 
 def test_msce_terms_are_the_benchmark_msce_of_the_widened_draws_per_run(curves_fit):
-    """``_Terms.shares`` moves each band's bounds with the draws; the msce criterion of each
-    run's shares must equal the MSCE of the widened forecast's own draws
-    (``metrics.msce``), run by run."""
+    """``_Terms.shares_by_scale`` moves each band's bounds with the draws; at a scale of the
+    grid, the msce criterion of each run's shares must equal the MSCE of the widened
+    forecast's own draws (``metrics.msce``), run by run."""
     fit, data = curves_fit
     last = data.frame.groupby("run")["D"].max()
     rng = np.random.default_rng(5)
@@ -141,14 +141,15 @@ def test_msce_terms_are_the_benchmark_msce_of_the_widened_draws_per_run(curves_f
     pred = bl.predict(fit, points, seed=6)
     lo, hi = pred.band(0.9)  # targets from the median to twice the 90% band's half-width
     points["loss"] = pred.table["median"] + rng.uniform(-1.0, 1.0, 18) * (hi - lo)
-    w = W.Widening(scale=1.3, rate=0.7)
-    k = w.factor(W.distances(fit, points))
+    i = int(np.argmin(np.abs(W.MSCE_SCALES - 1.3)))
+    w = W.Widening(scale=float(W.MSCE_SCALES[i]), rate=0.7)
+    growth = w.factor(W.distances(fit, points)) / w.scale
     terms = W._Terms.of(fit, points, 7)
     wide = w.apply(fit, bl.predict(fit, points[["run", "D"]], seed=7)).draws
     y = points["loss"].to_numpy()
     expected = [metrics.msce(wide[:, rows], y[rows])
                 for rows in points.groupby("run").indices.values()]
-    shares = terms.shares(k)
+    shares = terms.shares_by_scale(growth, 0.0)[i]
     np.testing.assert_allclose([W.grid_error(shares[[r]], "msce") for r in range(3)],
                                expected, atol=1e-12)
     assert len(set(np.round(expected, 6))) > 1  # the runs differ: the grouping is checked
@@ -166,6 +167,17 @@ def _normal_terms(rng, y: np.ndarray, names: np.ndarray, d: np.ndarray):
     terms = dataclasses.replace(normal_terms(y, np.zeros((1, len(y))), np.ones((1, len(y)))),
                                 fit=fit, bands=bands, runs=pd.factorize(names)[0])
     return fit, terms, pd.DataFrame({"run": names, "D": np.exp(d), "loss": y})
+
+
+def _shares_at(terms: W._Terms, k: np.ndarray, tail: float = 0.0) -> np.ndarray:
+    """Each run's share of its points inside each ``MSCE_LEVELS`` band widened by ``k`` per
+    point (and ``tail``), ``(runs, levels)``: the bounds moved as the draws are
+    (``centre + k T(bound - centre)``), written out here apart from the grid's count."""
+    edges = terms.centre + np.asarray(k, float) * W.stretch(terms.bands - terms.centre,
+                                                            terms.sides, tail)
+    inside = (terms.y >= edges[:, 0]) & (terms.y <= edges[:, 1])  # (levels, n)
+    return (np.array([np.bincount(terms.runs, weights=row) for row in inside])
+            / np.bincount(terms.runs)).T
 
 
 def _normal_forecasts(seed: int = 8, runs: int = 1000, m: int = 3):
@@ -219,7 +231,7 @@ def test_coverage_learning_finds_the_true_spread_where_msce_overshoots(monkeypat
     msce = _learned(monkeypatch, fit, terms, points, "msce")
     assert cov.criterion == "coverage" and abs(cov.scale / 2.0 - 1) < 0.05
     assert cov.scale < msce.scale
-    shares = terms.shares(np.full(len(points), cov.scale)).mean(axis=0)
+    shares = _shares_at(terms, np.full(len(points), cov.scale)).mean(axis=0)
     np.testing.assert_allclose(shares, metrics.MSCE_LEVELS, atol=0.03)
 
 
@@ -240,7 +252,7 @@ def test_coverage_learning_matches_each_level_when_the_spread_grows_past_the_dat
     fit, terms, points = _normal_terms(rng, y, names, d_true)
     np.testing.assert_allclose(W.distances(fit, points), d_true, atol=1e-12)
     w = _learned(monkeypatch, fit, terms, points, "coverage")
-    shares = terms.shares(w.factor(d_true)).mean(axis=0)
+    shares = _shares_at(terms, w.factor(d_true)).mean(axis=0)
     np.testing.assert_allclose(shares, metrics.MSCE_LEVELS, atol=0.02)
     assert w.rate > 0.5, w
 
@@ -367,8 +379,9 @@ def test_tails_learned_are_the_truths(monkeypatch, truth):
 
 
 def test_the_grid_counts_every_scale_at_once_as_shares_does_one_by_one():
-    """``shares_by_scale`` (the grid's cumulative count) equals ``shares`` at each scale,
-    with a distance, several runs and a tail."""
+    """``shares_by_scale`` (the grid's cumulative count) equals each run's share inside the
+    widened bands computed one scale at a time (``_shares_at``), with a distance, several
+    runs and a tail."""
     rng = np.random.default_rng(3)
     runs, m = 40, 4
     d = rng.uniform(0.0, 2.0, runs * m)
@@ -379,7 +392,7 @@ def test_the_grid_counts_every_scale_at_once_as_shares_does_one_by_one():
             fast = terms.shares_by_scale(1 + rate * d, tail)
             for i in range(0, len(W.MSCE_SCALES), 10):
                 np.testing.assert_array_equal(
-                    fast[i], terms.shares(W.MSCE_SCALES[i] * (1 + rate * d), tail))
+                    fast[i], _shares_at(terms, W.MSCE_SCALES[i] * (1 + rate * d), tail))
 
 
 def test_a_far_draw_of_a_heavy_tailed_forecast_stays_finite():
