@@ -212,7 +212,8 @@ MSCE_SCALES = np.exp(np.linspace(np.log(0.1), np.log(8.0), 111))
 MSCE_RATES = np.concatenate([[0.0], np.exp(np.linspace(np.log(0.05), np.log(500.0), 81))])
 #: The tails' stretches the grid criteria try with ``tails=True``.  Against its 50% band, a
 #: normal forecast's 90% band widens 1.03 times as much at 0.2, 1.22 times at 0.5, twice at
-#: 1 and 3.7 times at 1.5 (its 99% band 1.09, 1.66, 5.1 and 19 times).
+#: 1 and 3.7 times at 1.5 (its 99% band 1.09, 1.66, 5.1 and 19 times;
+#: benchmarks/results/widen_tails_2026-12-06/stretch_ratios.txt).
 TAILS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5)
 
 
@@ -224,8 +225,8 @@ def stretch(u: np.ndarray, sides: np.ndarray, tail: float) -> np.ndarray:
     ``T(sides[1]) = sides[1]``, and ``T`` is increasing with slope ``a / sinh(a)`` at 0 on
     either side.  ``T`` grows exponentially: a draw more than ``700 / a`` sides from the
     median (a heavy-tailed forecast's far draw) is stretched as one at ``700 / a`` sides, so
-    that the draws stay finite (about ``1e304`` sides out; every band up to 99% moves only
-    if more than 0.5% of a point's draws are that far; the density, from ``T^-1``, is exact).
+    that ``sinh`` does not overflow and the draws stay finite (a band up to 99% moves only if
+    more than 0.5% of a point's draws are that far; the density, from ``T^-1``, is exact).
     """
     if tail == 0:
         return u

@@ -363,11 +363,12 @@ def test_a_stretched_density_integrates_to_one_and_is_the_change_of_variables():
 def test_tails_learned_are_the_truths(monkeypatch, truth):
     """Forecasts N(0, 1) of points that truly are 1.3 T(z) with tail 0 or 0.6 (600 runs of
     3 points): the log density's optimum is consistent, and so is the coverage criterion on
-    its grid of tails 0.1 apart, less sharply (a tail of 0.2 moves the 90% band by 3%); without
-    ``tails`` no tail is learned.  Over seeds 8-12 the log density's tail came within 0.13 of
-    the truth (tolerance 0.15), the coverage's within 0.2 (tolerance 0.25), every scale within
-    6% of 1.3 (tolerance 10%); tail 0 and 0.6 are told apart, so the test can fail
-    (benchmarks/results/widen_tails_2026-12-06/output.txt)."""
+    its grid of tails 0.1 apart, less sharply (a tail of 0.2 moves the 90% band by 3%:
+    stretch_ratios.txt); without ``tails`` no tail is learned.  Over seeds 8-12 the log
+    density's tail came within 0.13 of the truth (tolerance 0.15), the coverage's within 0.2
+    (tolerance 0.25), every scale within 6% of 1.3 (tolerance 10%); tail 0 and 0.6 are told
+    apart, so the test can fail (both files in benchmarks/results/widen_tails_2026-12-06/:
+    output.txt)."""
     fit, terms, points = _tailed_forecasts(8, truth)
     monkeypatch.setattr(W._Terms, "of", classmethod(lambda cls, *_: terms))
     lpd = W.Widening.learn(fit, points, tails=True)
