@@ -14,7 +14,9 @@ Graph layout (names used in the posterior):
   levels' values ``<p>_by_<g>_value`` (the deviations derived);
 * ``<p>_run``: the parameter per run when it has effects;
 * ``sigma`` (and ``sigma_spread``, ``sigma_log_dev`` or ``sigma_z``, ``sigma_run`` per
-  run; a fraction of the law's value with ``sigma_relative``), ``nu`` (Student-t) or
+  run; with ``sigma_min_points`` the deviations are ``sigma_own_dev`` and ``sigma_log_dev``
+  is them times the container ``sigma_own``, zero at levels with too few points; a
+  fraction of the law's value with ``sigma_relative``), ``nu`` (Student-t) or
   ``outlier_share`` / ``outlier_scale`` (contaminated normal); ``sigma_decay``
   (noise falling with D) and ``ar1`` (within-run residual correlation) or ``walk`` /
   ``walk_start`` / ``walk_hurst`` (a run's residual drifting as a random walk in log D) when
@@ -23,7 +25,8 @@ Graph layout (names used in the posterior):
 * ``loss``: the observed loss, dims ``(run, pos)``: one draw per run's curve;
 * the ``pm.Data`` containers: ``N_run``, ``T_m_run``, ``P_run``, ... (one value per run),
   ``D_log`` (``log(D / D_ref)`` per point), ``loss_obs``, ``mask`` (the padding) and, with
-  AR(1) or a walk, ``follows`` (1 where a point follows another of its run); each declared of
+  AR(1) or a walk, ``follows`` (1 where a point follows another of its run), with
+  ``sigma_min_points`` ``sigma_own`` (one value per level of ``sigma_by``); each declared of
   ``mask``'s runs (and positions), so that the graph, and its numba cache key, is the same in
   every process (:meth:`LossModel._container`).
 
@@ -54,7 +57,7 @@ from .noise import (
     noise_scale,
     walk_variance,
 )
-from .plan import Plan, groups_of, level_dim, level_order, order_name
+from .plan import Plan, groups_of, level_dim, level_order, order_name, own_noise_scale
 from .transforms import (
     offset_logp,
     offset_random,
@@ -234,6 +237,9 @@ class LossModel:
             vals["follows"] = follows
         for term, order in self.plan.orders().items():  # which levels are centered
             vals[order_name(term)] = order
+        own = own_noise_scale(self.spec, self.plan.like, data)
+        if own is not None:  # which noise levels take a scale of their own (sigma_min_points)
+            vals["sigma_own"] = own.astype(float)
         return vals
 
     def set_data(self, data: LossData) -> None:
@@ -467,15 +473,28 @@ class LossModel:
                 for j, e in enumerate(effects)}
 
     def _noise(self, pm: Any, pt: Any, codes: dict[str, np.ndarray]) -> Any:
-        """The noise scale: a scalar, or one per run (``sigma_run``) with ``sigma_by``."""
+        """The noise scale: a scalar, or one per run (``sigma_run``) with ``sigma_by``.
+
+        With ``sigma_min_points`` the levels' deviations (``sigma_own_dev``) are multiplied
+        by the container ``sigma_own`` (1 for a level with a scale of its own, 0 for one at
+        the pooled scale) into ``sigma_log_dev``, which every forecast reads.
+        """
         lk = self.spec.likelihood
         sigma = lk.sigma.create("sigma")
         if lk.sigma_by is None:
             return sigma
         dim = level_dim(lk.sigma_by)
         spread = lk.sigma_spread.create("sigma_spread")
-        dev = _group_deviations(pm, pt, "sigma_log_dev", "sigma_z", spread, dim,
-                                self.plan.mask("sigma"), order_name("sigma"))
+        mask = self.plan.mask("sigma")
+        if lk.sigma_min_points is None:
+            dev = _group_deviations(pm, pt, "sigma_log_dev", "sigma_z", spread, dim, mask,
+                                    order_name("sigma"))
+        else:
+            own = pt.specify_shape(pm.Data("sigma_own", self.held["sigma_own"], dims=dim),
+                                   (len(mask),))
+            free = _group_deviations(pm, pt, "sigma_own_dev", "sigma_z", spread, dim, mask,
+                                     order_name("sigma"))
+            dev = pm.Deterministic("sigma_log_dev", free * own, dims=dim)
         per_run = link_value(pt, sigma, "log", [dev[codes[lk.sigma_by]]])
         return pm.Deterministic("sigma_run", per_run, dims="run")
 

@@ -107,28 +107,49 @@ def level_richness(setting: bool | str, like: LossData, observed: LossData, grou
     Observed levels are judged on ``like``, so a training split (a curve prefix) keeps the
     parameterization of the full fit.
     """
-    levels, _ = like.levels(group)
     if setting != "auto":
-        return np.full(len(levels), bool(setting))
+        return np.full(len(like.levels(group)[0]), bool(setting))
+    return ((level_counts(like, like, group) >= C.CENTERED_MIN_POINTS)
+            & (level_counts(like, observed, group) > 0))
+
+
+def level_counts(like: LossData, data: LossData, group: str) -> np.ndarray:
+    """How many rows of ``data`` each level of ``group`` holds, in ``like``'s level order."""
+    levels, _ = like.levels(group)
     index = {v: i for i, v in enumerate(levels.tolist())}
+    rows = np.array([index[v] for v in data.frame[group].tolist()], dtype=int)
+    return np.bincount(rows, minlength=len(levels))
 
-    def counts(data: LossData) -> np.ndarray:
-        rows = np.array([index[v] for v in data.frame[group].tolist()], dtype=int)
-        return np.bincount(rows, minlength=len(levels))
 
-    return (counts(like) >= C.CENTERED_MIN_POINTS) & (counts(observed) > 0)
+def own_noise_scale(spec: ModelSpec, like: LossData, observed: LossData) -> np.ndarray | None:
+    """Per level of ``sigma_by``, whether it takes a noise scale of its own; None: all do.
+
+    With ``likelihood.sigma_min_points = K`` a level observed at fewer than ``K`` points (but
+    at some) takes the pooled scale; a level with no observed point (a held-out run) keeps
+    its own deviation, drawn from the population.  Which levels these are is data (a
+    container of the graph), so folds that observe other points share one compiled model.
+    """
+    lk = spec.likelihood
+    if lk.sigma_by is None or lk.sigma_min_points is None:
+        return None
+    n = level_counts(like, observed, lk.sigma_by)
+    return (n >= lk.sigma_min_points) | (n == 0)
 
 
 def centering(spec: ModelSpec, like: LossData, observed: LossData
               ) -> tuple[tuple[str, np.ndarray], ...]:
     """Centered-level masks of every group term (effects, then ``sigma``).
 
-    Part of the key of a compiled model, since they change the graph.
+    Part of the key of a compiled model, since they change the graph.  A noise level that
+    takes the pooled scale (:func:`own_noise_scale`) is non-centered: its deviation meets no
+    data, and a centered level without data is a funnel.
     """
     out = [(e.name, level_richness(e.centered, like, observed, e.group)) for e in spec.effects]
     lk = spec.likelihood
     if lk.sigma_by is not None:
-        out.append(("sigma", level_richness(lk.sigma_centered, like, observed, lk.sigma_by)))
+        rich = level_richness(lk.sigma_centered, like, observed, lk.sigma_by)
+        own = own_noise_scale(spec, like, observed)
+        out.append(("sigma", rich if own is None else rich & own))
     return tuple(out)
 
 

@@ -302,9 +302,12 @@ def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
     # a sampler split's joint vector repeats its parameters' draws (kept: the parameters)
     natural |= set(spec.sampler.joint_names().values())
     # non-centered terms: the deviations (and the noise's log deviations) are sd times z
-    # (sigma_z's deviations are sigma_log_dev; sigma itself is sampled)
+    # (sigma_z's deviations are sigma_log_dev, or sigma_own_dev with sigma_min_points, whose
+    # sigma_log_dev is sigma_own_dev times the container sigma_own; sigma itself is sampled)
+    own = "sigma_own_dev" in names
     natural |= {n[:-2] for n in names if n.endswith("_z") and n != "sigma_z"} | (
-        {"sigma_log_dev"} if "sigma_z" in names else set())
+        {"sigma_own_dev" if own else "sigma_log_dev"} if "sigma_z" in names else set()) | (
+        {"sigma_log_dev"} if own else set())
     # terms sampled as values (sampler.centered_values): the deviations are value - centre
     natural |= {n[:-len("_value")] for n in names if n.endswith("_value")}
     # centered_values = "offset": the joint of a population value and its levels repeats them

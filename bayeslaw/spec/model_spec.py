@@ -13,6 +13,7 @@ or the law's reference keys.
 from __future__ import annotations
 
 import json
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -364,9 +365,26 @@ def _parse_likelihood(law: Law, table: Any) -> Likelihood:
         walk_hurst=_optional_prior(lk, "walk_hurst"),
         outlier_share=_optional_prior(lk, "outlier_share"),
         outlier_scale=_optional_prior(lk, "outlier_scale"),
+        sigma_min_points=_min_points(lk, sigma_by),
     )
     _check_noise_model(law, likelihood)
     return likelihood
+
+
+def _min_points(lk: Mapping[str, Any], sigma_by: str | None) -> int | None:
+    """``likelihood.sigma_min_points``: a whole number of points, only with ``sigma_by``."""
+    value = lk.get("sigma_min_points")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise SpecError("likelihood.sigma_min_points must be a whole number of fitted points "
+                        f"(at least 1) a level needs for a noise scale of its own, got "
+                        f"{plain(value)}")
+    if sigma_by is None:
+        raise SpecError("likelihood.sigma_min_points says which levels of sigma_by get a noise "
+                        "scale of their own, but sigma_by is \"none\": set sigma_by (and "
+                        "sigma_spread) or remove sigma_min_points")
+    return int(value)
 
 
 def _check_noise_model(law: Law, likelihood: Likelihood) -> None:

@@ -236,6 +236,15 @@ class Likelihood:
     outlying points (a logging glitch, a loss spike, a digitising slip) are taken by the wide
     part and the rest keep normal tails, where a Student-t would give every point heavy tails.
 
+    With ``sigma_min_points = K`` a level of ``sigma_by`` takes a noise scale of its own only
+    when the fit observes at least ``K`` of its points; a level with fewer (but some) takes
+    the pooled ``sigma`` (its deviation is zero in the fit and in every forecast), and the
+    population of scales is learned from the others.  A curve of about as many points as the
+    law has coefficients per curve can pass through its points, its own scale then shrinks
+    toward zero and holds its shape in a narrow, curved region that the sampler does not
+    cross (``benchmarks/results/few_points_convergence_2026-12-06/README.md``).  A level
+    with no observed point (a held-out run) still draws its scale from the population.
+
     These are the spec's keys; the noise model is written once in :mod:`bayeslaw.model.noise`
     (the graph's and the simulator's arithmetic) and evaluated on posterior draws by
     :mod:`bayeslaw.posterior.noise`, whose docstrings describe it in full.
@@ -255,6 +264,7 @@ class Likelihood:
     walk_hurst: Prior | None = None
     outlier_share: Prior | None = None
     outlier_scale: Prior | None = None
+    sigma_min_points: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form."""
@@ -279,6 +289,8 @@ class Likelihood:
         for key in ("outlier_share", "outlier_scale"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key).to_dict()
+        if self.sigma_min_points is not None:  # only when set: existing caches keep their keys
+            out["sigma_min_points"] = self.sigma_min_points
         return out
 
 
