@@ -126,22 +126,27 @@ SHARED_WIDENINGS: dict[tuple[str, str], tuple[float, ...]] = {
     ("pooled", "curve_bend_population"): SHARED_WIDENING,
     ("alone", "curve_bend_population"): SHARED_WIDENING_ALONE,
     ("pooled", "curve_bend"): (float(np.sqrt(1.299 * 1.218)), 0.0),
-    # with --min-portion 0.1: DD 1.386 / 5.408, IC 1.196 / 0 (benchmarks/results/
+    # with --min-portion 0.1, before sigma_min_points (not relearned): DD 1.386 / 5.408, IC
+    # 1.196 / 0 (benchmarks/results/
     # peers_selection_{dd,ic}_curve_bend_min_portion_2026-12-06.md)
     ("pooled", "curve_bend --min-portion 0.1"): (float(np.sqrt(1.386 * 1.196)), 0.0),
-    # learned for calibration (--widen-criterion msce), the cut the spec's own: DD 0.5121 /
-    # 39.72, IC 0.1489 / 44.56 (benchmarks/results/
-    # peers_selection_{dd,ic}_curve_bend_min_portion_msce_grid_2026-12-06.md)
+    # learned for calibration (--widen-criterion msce), the cut the spec's own, with the
+    # spec's sigma_min_points = 6: DD 0.1173 / 177.4, IC 0.1 / 70.63 (benchmarks/results/
+    # own_noise_scale_2026-12-06/peers_selection_{dd,ic}_msce.md); before that key DD
+    # 0.5121 / 39.72, IC 0.1489 / 44.56 (peers_selection_{dd,ic}_curve_bend_min_portion_msce_
+    # grid_2026-12-06.md, the widening of the 2026-12-06 target rows named "msce")
     ("pooled", "curve_bend --min-portion 0.1 --widen-criterion msce"): (
-        float(np.sqrt(0.5121 * 0.1489)), float(np.sqrt(39.72 * 44.56))),
-    # learned for each level's coverage averaged over curves (--widen-criterion coverage):
-    # DD 0.1 / 158.1, IC 0.2218 / 17.74 (benchmarks/results/
-    # peers_selection_{dd,ic}_curve_bend_coverage_2026-12-06.md, the rate grid to 500).  DD's
-    # criterion is flat along k = scale * rate * d (about 15.8 per span): its scale sits at
-    # the grid's lowest, 0.1; the geometric means keep the products' geometric mean.
+        float(np.sqrt(0.1173 * 0.1)), float(np.sqrt(177.4 * 70.63))),
+    # learned for each level's coverage averaged over curves (--widen-criterion coverage),
+    # with sigma_min_points = 6: DD 0.1083 / 140.9, IC 0.4032 / 7.924 (benchmarks/results/
+    # own_noise_scale_2026-12-06/peers_selection_{dd,ic}_min6.md); before that key DD 0.1 /
+    # 158.1, IC 0.2218 / 17.74 (peers_selection_{dd,ic}_curve_bend_coverage_2026-12-06.md,
+    # the rate grid to 500).  The criterion is flat along k = scale * rate * d (DD about 15
+    # per span): the geometric means keep the products' geometric mean.
     ("pooled", "curve_bend --min-portion 0.1 --widen-criterion coverage"): (
-        float(np.sqrt(0.1 * 0.2218)), float(np.sqrt(158.1 * 17.74))),
-    # the same with the tails learned too (--widen-tails): DD 0.1 / 158.1 / tail 0, IC
+        float(np.sqrt(0.1083 * 0.4032)), float(np.sqrt(140.9 * 7.924))),
+    # learned before sigma_min_points (not relearned): with the tails (--widen-tails): DD 0.1 /
+    # 158.1 / tail 0, IC
     # 0.1818 / 22.33 / tail 0.2 (benchmarks/results/
     # peers_selection_{dd,ic}_curve_bend_coverage_tails_2026-12-06.md); the tail is their mean
     ("pooled", "curve_bend --min-portion 0.1 --widen-criterion coverage --widen-tails"): (
