@@ -14,15 +14,25 @@ import warnings
 import numpy as np
 import pytest
 
+import bayeslaw as bl
 from bayeslaw.errors import SpecError
 from bayeslaw.inference.modelcache import get_model
 from bayeslaw.model.plan import make_plan
 from bayeslaw.posterior.noise import noise_scale_draws, pointwise_log_likelihood
+from bayeslaw.simulate import DEFAULT_TRUTH, design, simulate
+from bayeslaw.spec.catalog import load_spec
 
 from ..density import compile_kwargs
-from .test_noise_models import _held_out_fit, curves, noise_spec  # noqa: F401 (a fixture)
+from .test_noise_models import _held_out_fit, noise_spec
 
 OWN = {"sigma_min_points": 5}
+
+
+@pytest.fixture(scope="module")
+def curves():
+    """Nine simulated looped-LM runs of six points each (3 sizes x 3 depths)."""
+    frame = design((1e8, 3e8, 1e9), (2, 4, 8), np.geomspace(3e7, 2e10, 6))
+    return bl.load(simulate(load_spec(law="looped_total"), frame, DEFAULT_TRUTH, seed=3)[0])
 
 
 def _cut(curves, keep: dict[str, int]):
