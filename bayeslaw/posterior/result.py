@@ -305,9 +305,11 @@ def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
     # (sigma_z's deviations are sigma_log_dev, or sigma_own_dev with sigma_min_points, whose
     # sigma_log_dev is sigma_own_dev times the container sigma_own; sigma itself is sampled)
     own = "sigma_own_dev" in names
-    natural |= {n[:-2] for n in names if n.endswith("_z") and n != "sigma_z"} | (
-        {"sigma_own_dev" if own else "sigma_log_dev"} if "sigma_z" in names else set()) | (
-        {"sigma_log_dev"} if own else set())
+    natural |= {n[:-2] for n in names if n.endswith("_z") and n != "sigma_z"}
+    if "sigma_z" in names:
+        natural.add("sigma_own_dev" if own else "sigma_log_dev")
+    if own:
+        natural.add("sigma_log_dev")
     # terms sampled as values (sampler.centered_values): the deviations are value - centre
     natural |= {n[:-len("_value")] for n in names if n.endswith("_value")}
     # centered_values = "offset": the joint of a population value and its levels repeats them
