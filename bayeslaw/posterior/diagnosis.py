@@ -19,8 +19,9 @@ When a NUTS fit fails a threshold, :func:`diagnose_failure` says
   ``[likelihood]``), a tighter prior on a named parameter, ``slope_split`` (a ridge within a
   floor, a coefficient and its exponent), a term's reference inside the data (``[reference]``,
   where a coefficient and its exponent rise together), ``low_rank`` or ``tune`` in
-  ``[sampler]``.  A
-  funnel is a group sd whose divergent draws sit at its small values or, as nutpie often
+  ``[sampler]``, and ``sigma_min_points`` in ``[likelihood]`` where the worst-mixing
+  elements belong to a level with about as many points as coefficients (:class:`NoiseLevels`).
+  A funnel is a group sd whose divergent draws sit at its small values or, as nutpie often
   shows one (few divergences, poor mixing), the group sd that mixes worst.
 
 Variables' names follow :mod:`bayeslaw.model.graph` (``<p>_by_<g>_sd``, ``<p>_by_<g>_z``, ...),
@@ -51,6 +52,50 @@ STUCK_SHARE = 0.5
 #: the laws' names (:mod:`bayeslaw.laws.functions`): a ridge within one is what
 #: ``sampler.slope_split`` resolves
 SLOPE_TRIPLES = (("E", "a", "alpha"), ("E", "b", "beta"), ("E", "c", "gamma"))
+
+
+@dataclass(frozen=True)
+class NoiseLevels:
+    """The levels of a likelihood's ``sigma_by`` group, for the remedy ``sigma_min_points``.
+
+    A level fitted from about as many points as it has coefficients of its own can pass its
+    curve through them: its own noise scale then shrinks toward zero and holds its shape in a
+    narrow, curved region the chains do not cross (Nano's curves of four points:
+    ``benchmarks/results/few_points_convergence_2026-12-06/``).  Where such a level's elements
+    mix worst, the remedy is ``sigma_min_points = coefficients + 2`` (the rule ``curve_bend``
+    ships by), under which it takes the pooled scale.
+
+    Attributes
+    ----------
+    group : str
+        The likelihood's ``sigma_by``.
+    counts : dict of str to int
+        The fitted points of each level.
+    coefficients : int
+        The coefficients each level has of its own (the spec's effects over ``group``).
+    min_points : int, optional
+        The spec's ``sigma_min_points`` (a level with fewer points already takes the pooled
+        scale).
+    """
+
+    group: str
+    counts: dict[str, int]
+    coefficients: int
+    min_points: int | None = None
+
+    @property
+    def enough(self) -> int:
+        """The fewest points a level needs to keep a noise scale of its own, by the rule."""
+        return self.coefficients + 2
+
+    def short(self, level: str) -> int | None:
+        """The points of ``level`` if short, else None.
+
+        Short: a noise scale of its own on fewer than :attr:`enough` points (and some).
+        """
+        n = self.counts.get(level, 0)
+        own = self.min_points is None or n >= self.min_points
+        return n if own and 0 < n < self.enough else None
 
 
 @dataclass(frozen=True)
@@ -199,6 +244,28 @@ def _funnel_remedy(name: str, names: set[str], why: str) -> str | None:
     return None
 
 
+def _few_points_remedy(suspects: list[tuple[str, str]], levels: NoiseLevels | None
+                       ) -> str | None:
+    """The remedy ``sigma_min_points``, where a suspect is of a short level, else None.
+
+    ``suspects``: ``(label, why)`` of the worst-mixing elements and where divergences sit; a
+    short level has a noise scale of its own and about as many points as coefficients (see
+    :class:`NoiseLevels`).
+    """
+    if levels is None:
+        return None
+    for label, why in suspects:
+        level = label.split("[", 1)[1][:-1] if label.endswith("]") else None
+        n = levels.short(level) if level is not None else None
+        if n is not None:
+            return (f"{why}, and {levels.group} {level!r} is fitted from {n} points, about as "
+                    f"many as its {levels.coefficients} coefficients, with a noise scale of "
+                    f"its own (which shrinks toward zero as its curve passes through its "
+                    f"points): set sigma_min_points = {levels.enough} in [likelihood] (a "
+                    f"{levels.group} with fewer points then takes the pooled scale sigma)")
+    return None
+
+
 def _reference_remedy(ridge: list[tuple[str, str, float]]) -> str | None:
     """A coefficient and its exponent that rise together: the term's reference lies below the data.
 
@@ -256,7 +323,7 @@ SHORT_TUNE = 300
 def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
               correlations: list[tuple[str, str, float]], names: set[str],
               scalars: set[str], settings: Any, failed_mixing: bool,
-              stuck: float = 0.0) -> list[str]:
+              stuck: float = 0.0, levels: NoiseLevels | None = None) -> list[str]:
     """The remedies that apply, each naming the spec key (see the module).
 
     A funnel is a group sd (or the noise scale's spread) whose divergent draws sit at its
@@ -270,6 +337,11 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
         out.append(f"chains that never left their start ({stuck:.0%} of the transitions "
                    "divergent): set init = \"prior\" in [sampler] (the warm start's mode "
                    "can sit in a funnel's neck or on a ridge where no step size works)")
+    suspects = [(label, f"{label} mixes worst") for label in worst]
+    suspects += [(label, f"divergences sit at {side} {label}") for label, side, _ in divergent_at]
+    few = _few_points_remedy(suspects, levels)
+    if few is not None:
+        out.append(few)
     seen: set[str] = set()
     candidates = [(label.split("[")[0], f"divergences at small {label}")
                   for label, side, _ in divergent_at if side == "low"]
@@ -306,7 +378,8 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
 
 
 def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str, ...] = (),
-                     settings: Any = None, failed_mixing: bool = True) -> Diagnosis:
+                     settings: Any = None, failed_mixing: bool = True,
+                     levels: NoiseLevels | None = None) -> Diagnosis:
     """The diagnosis of a fit's draws (see the module).
 
     Parameters
@@ -323,6 +396,8 @@ def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str
         The sampler settings the draws were made with (for the remedies' values).
     failed_mixing : bool
         Whether R-hat or ESS failed (a remedy for mixing applies only then).
+    levels : NoiseLevels, optional
+        The noise's levels and their points (for the remedy ``sigma_min_points``).
     """
     every = set(idata.posterior.data_vars)
     # a sampler's unconstrained copies (``sd_log__``) repeat their variable's draws
@@ -354,7 +429,8 @@ def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str
     corr = _correlations(ranks[chosen], [labels[i] for i in chosen]) if chosen else []
     worst = [label for label, _ in worst_r[:1] + worst_e[:1]] if failed_mixing else []
     stuck = float(divergent.mean()) if divergent.size else 0.0
-    remedies = _remedies(at, worst, corr, every, scalars, settings, failed_mixing, stuck)
+    remedies = _remedies(at, worst, corr, every, scalars, settings, failed_mixing, stuck,
+                         levels)
     return Diagnosis(tuple((k, float(v)) for k, v in worst_r),
                      tuple((k, float(v)) for k, v in worst_e), tuple(at), tuple(corr),
                      tuple(remedies))

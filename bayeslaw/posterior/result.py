@@ -19,6 +19,7 @@ from ..files import atomic_write
 from ..laws.multi_power import RunSchedule
 from ..spec.model_spec import ModelSpec
 from ..spec.settings import SamplerSettings
+from .diagnosis import NoiseLevels
 from .diagnostics import Diagnostics, Thresholds, diagnose, judge
 from .draws import Posterior
 from .noise import pointwise_log_likelihood
@@ -87,7 +88,8 @@ class Fit(Posterior):
         """A fit from draws that hold their own log-likelihood (a saved fit); diagnostics."""
         thresholds = thresholds or Thresholds()
         diag = judge(idata, str(provenance.get("method", "nuts")), thresholds,
-                     derived=_derived(idata, spec), settings=_settings(provenance, spec))
+                     derived=_derived(idata, spec), settings=_settings(provenance, spec),
+                     levels=noise_levels(spec, data))
         return cls(idata, spec, data, provenance, diag, thresholds)
 
     @property
@@ -129,7 +131,7 @@ class Fit(Posterior):
         """Warn (or raise with ``strict``) when diagnostics fail; return them."""
         diag = (self.diagnostics if thresholds is None or self.approximate
                 else diagnose(self.idata, thresholds, derived=_derived(self.idata, self.spec),
-                              settings=self.settings))
+                              settings=self.settings, levels=noise_levels(self.spec, self.data)))
         if self.approximate:
             if strict:
                 raise ConvergenceError(diag.failures[0])
@@ -284,6 +286,21 @@ def _settings(provenance: Mapping[str, Any], spec: ModelSpec) -> SamplerSettings
     """The sampler settings a fit's provenance records (the spec's when it records none)."""
     recorded = provenance.get("sampler")
     return SamplerSettings.from_dict(recorded) if recorded is not None else spec.sampler
+
+
+def noise_levels(spec: ModelSpec, data: LossData) -> NoiseLevels | None:
+    """The diagnosis's view of the noise's levels; None without ``sigma_by``.
+
+    The fitted points of each level of the likelihood's ``sigma_by`` and the coefficients each
+    has of its own (the spec's effects over it).
+    """
+    group = spec.likelihood.sigma_by
+    if group is None or group not in data.frame:
+        return None
+    counts = data.frame[group].astype(str).value_counts()
+    return NoiseLevels(group, {str(k): int(v) for k, v in counts.items()},
+                       sum(e.group == group for e in spec.effects),
+                       spec.likelihood.sigma_min_points)
 
 
 def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:

@@ -236,3 +236,83 @@ def test_chains_that_never_moved_get_the_prior_start():
     few = diagnose_failure(_idata(draws, rng.random(shape) < 0.3), rhat, ess,
                            settings=SamplerSettings())
     assert "init" not in str(few)
+
+
+def _unmixed(level: str, shape: tuple[int, int] = (2, 400)) -> dict[str, np.ndarray]:
+    """Draws where ``f_by_run_z[level]``'s two chains sit 3 sds apart (R-hat about 1.8) and
+    every other element mixes."""
+    rng = np.random.default_rng(7)
+    z = rng.normal(size=(*shape, 3))
+    z[1, :, ["c0", "c1", "c2"].index(level)] += 3.0
+    return {"f_by_run_z": z, "m": rng.normal(size=shape), "sigma": rng.lognormal(size=shape)}
+
+
+def _levels_diagnosis(draws: dict[str, np.ndarray], levels):
+    from bayeslaw.posterior.diagnosis import NoiseLevels  # noqa: F401 (the type passed)
+
+    ids = az.from_dict(posterior=draws, coords={"run": ["c0", "c1", "c2"]},
+                       dims={"f_by_run_z": ["run"]})
+    return diagnose_failure(ids, az.rhat(ids), az.ess(ids), settings=SamplerSettings(),
+                            levels=levels)
+
+
+def test_a_short_level_with_its_own_noise_scale_gets_sigma_min_points():
+    from bayeslaw.posterior.diagnosis import NoiseLevels
+
+    counts = {"c0": 4, "c1": 30, "c2": 30}
+    why = _levels_diagnosis(_unmixed("c0"), NoiseLevels("run", counts, 4))
+    assert why.worst_rhat[0][0] == "f_by_run_z[c0]", why
+    assert why.remedies[0].startswith(
+        "f_by_run_z[c0] mixes worst, and run 'c0' is fitted from 4 points, about as many as "
+        "its 4 coefficients"), why
+    assert why.remedies[0].endswith("set sigma_min_points = 6 in [likelihood] (a run with "
+                                    "fewer points then takes the pooled scale sigma)"), why
+    # the rule is coefficients + 2: five points with three coefficients is enough
+    assert "sigma_min_points" not in str(_levels_diagnosis(
+        _unmixed("c0"), NoiseLevels("run", {**counts, "c0": 5}, 3)))
+    # a level with many points, one already at the pooled scale, no levels given: not named
+    for draws, levels in ((_unmixed("c1"), NoiseLevels("run", counts, 4)),
+                          (_unmixed("c0"), NoiseLevels("run", counts, 4, min_points=6)),
+                          (_unmixed("c0"), None)):
+        assert "sigma_min_points" not in str(_levels_diagnosis(draws, levels))
+    # a level whose own points reach sigma_min_points but not the rule's count is named
+    kept = _levels_diagnosis(_unmixed("c0"), NoiseLevels("run", counts, 4, min_points=3))
+    assert "set sigma_min_points = 6" in kept.remedies[0], kept
+
+
+def test_a_fit_names_sigma_min_points_for_its_short_curve(tmp_path):
+    # the wiring: Fit.from_draws counts each curve's fitted points and its own coefficients
+    # (curve_bend's m, f, beta and q by run) from the spec and the data
+    import dataclasses
+
+    import bayeslaw as bl
+    from bayeslaw.posterior.result import Fit, noise_levels
+    from bayeslaw.spec.catalog import load_spec
+
+    from ..conftest import curve_table, prior_fit
+
+    frame = curve_table(3, points=12)
+    frame = frame[(frame.run != "c0") | (frame.groupby("run").cumcount() < 4)]
+    data = bl.load(frame)
+    shipped = load_spec("curve_bend")
+    assert noise_levels(shipped, data) == bl_levels(c0=4, c1=12, c2=12, min_points=6)
+    spec = dataclasses.replace(shipped, likelihood=dataclasses.replace(
+        shipped.likelihood, sigma_min_points=None))
+    prior = prior_fit(spec, data, seed=3, draws=400).idata.posterior
+    two = {name: np.asarray(da.values).reshape(2, 200, *da.shape[2:])
+           for name, da in prior.data_vars.items()}
+    two["f_by_run_z"][1, :, 0] += 3.0  # c0's f: the chains disagree
+    idata = az.from_dict(posterior=two, coords={"run": list(prior["run"].values)},
+                         dims={n: list(da.dims[2:]) for n, da in prior.data_vars.items()})
+    fit = Fit.from_draws(idata, spec, data, provenance={})
+    assert not fit.diagnostics.ok
+    assert "set sigma_min_points = 6 in [likelihood]" in fit.diagnostics.diagnosis.remedies[0]
+    # with the shipped key c0 already takes the pooled scale: the remedy does not apply
+    shipped_fit = Fit.from_draws(idata, shipped, data, provenance={})
+    assert "sigma_min_points" not in str(shipped_fit.diagnostics.diagnosis)
+
+
+def bl_levels(min_points=None, **counts):
+    from bayeslaw.posterior.diagnosis import NoiseLevels
+
+    return NoiseLevels("run", counts, 4, min_points)
