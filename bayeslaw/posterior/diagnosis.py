@@ -19,7 +19,9 @@ When a NUTS fit fails a threshold, :func:`diagnose_failure` says
   ``[likelihood]``), a tighter prior on a named parameter, ``slope_split`` (a ridge within a
   floor, a coefficient and its exponent), a term's reference inside the data (``[reference]``,
   where a coefficient and its exponent rise together), ``low_rank`` or ``tune`` in
-  ``[sampler]``, and ``sigma_min_points`` in ``[likelihood]`` where the worst-mixing
+  ``[sampler]``, a narrower ``scale`` of an ``[[effects]]`` entry where two terms of one
+  level form a ridge (one curve's share and slope), and ``sigma_min_points`` in
+  ``[likelihood]`` where the worst-mixing
   elements belong to a level with about as many points as coefficients (:class:`NoiseLevels`).
   A funnel is a group sd whose divergent draws sit at its small values or, as nutpie often
   shows one (few divergences, poor mixing), the group sd that mixes worst.
@@ -30,6 +32,7 @@ which is how a remedy finds the effect a group sd belongs to and whether it is c
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -266,6 +269,35 @@ def _few_points_remedy(suspects: list[tuple[str, str]], levels: NoiseLevels | No
     return None
 
 
+#: an element of a group term: ``<param>_by_<group>`` (or its ``_z``, ``_value`` or
+#: ``_shear`` coordinates) at one level, as :mod:`bayeslaw.model.graph` names them
+_LEVEL_ELEMENT = re.compile(r"^(.+)_by_(.+?)(?:_z|_value|_shear)?\[([^\]]+)\]$")
+
+
+def _within_level_remedy(correlations: list[tuple[str, str, float]]) -> str | None:
+    """The remedy for a ridge between two parameters' terms at one level, else None.
+
+    One curve's share and slope, say: that level's points pin a combination of the two, not
+    each; the remedy narrows one term's spread across levels (its ``scale``), which cuts the
+    ridge where the data leave it open.  None when no such pair is among the strongest
+    correlations.
+    """
+    for a, b, rho in correlations:
+        ma, mb = _LEVEL_ELEMENT.match(a), _LEVEL_ELEMENT.match(b)
+        if ma is None or mb is None or ma.group(1) == mb.group(1):
+            continue
+        if ma.group(2, 3) != mb.group(2, 3):
+            continue
+        group, level = ma.group(2, 3)
+        pa, pb = ma.group(1), mb.group(1)
+        return (f"a ridge between {pa} and {pb} within {group} {level!r} (rank correlation "
+                f"{rho:+.2f}): its points pin a combination of the two, not each; set a "
+                f"smaller scale in the [[effects]] entry with param = \"{pb}\", group = "
+                f"\"{group}\" (or param = \"{pa}\"): a narrower prior on each {group}'s "
+                f"{pb} cuts the ridge where the data leave it open")
+    return None
+
+
 def _reference_remedy(ridge: list[tuple[str, str, float]]) -> str | None:
     """A coefficient and its exponent that rise together: the term's reference lies below the data.
 
@@ -365,6 +397,9 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
         out.append(f"a ridge between {a} and {b}: "
                    + (fix if low_rank else "set low_rank = true in [sampler] (nutpie adapts "
                       "a low-rank mass matrix to correlated parameters), or " + fix))
+    within = _within_level_remedy(correlations)
+    if within is not None:
+        out.append(within)
     if failed_mixing:
         tune = getattr(settings, "tune", None)
         more = f"tune = {2 * tune}" if isinstance(tune, int) and tune > 0 else "a longer tune"

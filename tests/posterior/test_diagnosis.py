@@ -316,3 +316,31 @@ def bl_levels(min_points=None, **counts):
     from bayeslaw.posterior.diagnosis import NoiseLevels
 
     return NoiseLevels("run", counts, 4, min_points)
+
+
+def test_a_ridge_within_one_curve_names_its_effects_scale():
+    # ColPret's context under curve_bend: each curve's f and beta on a ridge (rank correlation
+    # -1.00), every draw at the maximum tree depth
+    # (benchmarks/results/colpret_noise_scale_2026-12-06/)
+    rng = np.random.default_rng(11)
+    shape = (2, 400)
+    f = rng.normal(size=(*shape, 2))
+    f[1] += 2.0  # the chains disagree
+    beta = -f + 0.01 * rng.normal(size=f.shape)
+    draws = {"f_by_run_z": f, "beta_by_run_z": beta, "m": rng.normal(size=shape)}
+    ids = az.from_dict(posterior=draws, coords={"run": ["c0", "c1"]},
+                       dims={"f_by_run_z": ["run"], "beta_by_run_z": ["run"]})
+    why = diagnose_failure(ids, az.rhat(ids), az.ess(ids), settings=SamplerSettings())
+    pair = why.correlations[0]
+    assert pair[0].split("[")[1] == pair[1].split("[")[1] and pair[2] < -0.99, why
+    level = pair[0].split("[")[1][:-1]
+    text = str(why)
+    assert (f"within run '{level}' (rank correlation {pair[2]:+.2f}): its points pin a "
+            "combination of the two, not each; set a smaller scale in the [[effects]] entry "
+            "with param = ") in text, text
+    # two levels of one parameter, or two curves' terms, are no such ridge
+    across = {"f_by_run_z": f, "beta_by_run_z": np.flip(beta, axis=-1), "m": draws["m"]}
+    ids = az.from_dict(posterior=across, coords={"run": ["c0", "c1"]},
+                       dims={"f_by_run_z": ["run"], "beta_by_run_z": ["run"]})
+    other = diagnose_failure(ids, az.rhat(ids), az.ess(ids), settings=SamplerSettings())
+    assert other.correlations and "within run" not in str(other), other
