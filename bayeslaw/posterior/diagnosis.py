@@ -293,8 +293,9 @@ def _within_level_remedy(correlations: list[tuple[str, str, float]]) -> str | No
         return (f"a ridge between {pa} and {pb} within {group} {level!r} (rank correlation "
                 f"{rho:+.2f}): its points pin a combination of the two, not each; set a "
                 f"smaller scale in the [[effects]] entry with param = \"{pb}\", group = "
-                f"\"{group}\" (or param = \"{pa}\"): a narrower prior on each {group}'s "
-                f"{pb} cuts the ridge where the data leave it open")
+                f"\"{group}\" (or param = \"{pa}\") (a narrower prior on each {group}'s "
+                f"{pb} cuts the ridge where the data leave it open; a change of the "
+                "model, unlike a reparameterization: check its forecasts on held-out data)")
     return None
 
 
