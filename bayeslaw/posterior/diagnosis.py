@@ -19,8 +19,8 @@ When a NUTS fit fails a threshold, :func:`diagnose_failure` says
   ``[likelihood]``), a tighter prior on a named parameter, ``slope_split`` (a ridge within a
   floor, a coefficient and its exponent), a term's reference inside the data (``[reference]``,
   where a coefficient and its exponent rise together), ``low_rank`` or ``tune`` in
-  ``[sampler]``, a narrower ``scale`` of an ``[[effects]]`` entry where two terms of one
-  level form a ridge (one curve's share and slope), and ``sigma_min_points`` in
+  ``[sampler]``, an ``[[effects]]`` entry to remove where two terms of one level form a
+  ridge (one curve's share and slope), and ``sigma_min_points`` in
   ``[likelihood]`` where the worst-mixing
   elements belong to a level with about as many points as coefficients (:class:`NoiseLevels`).
   A funnel is a group sd whose divergent draws sit at its small values or, as nutpie often
@@ -278,9 +278,11 @@ def _within_level_remedy(correlations: list[tuple[str, str, float]]) -> str | No
     """The remedy for a ridge between two parameters' terms at one level, else None.
 
     One curve's share and slope, say: that level's points pin a combination of the two, not
-    each; the remedy narrows one term's spread across levels (its ``scale``), which cuts the
-    ridge where the data leave it open.  None when no such pair is among the strongest
-    correlations.
+    each, and the chains travel along it (with many such levels, at the maximum tree depth).
+    Neither a narrower fixed scale of either term nor a pilot's block metric removed such
+    ridges on ColPret's curves (``benchmarks/results/colpret_noise_scale_2026-12-06/``); what
+    removes one by construction is one of the two no longer free per level.  None when no
+    such pair is among the strongest correlations.
     """
     for a, b, rho in correlations:
         ma, mb = _LEVEL_ELEMENT.match(a), _LEVEL_ELEMENT.match(b)
@@ -291,11 +293,12 @@ def _within_level_remedy(correlations: list[tuple[str, str, float]]) -> str | No
         group, level = ma.group(2, 3)
         pa, pb = ma.group(1), mb.group(1)
         return (f"a ridge between {pa} and {pb} within {group} {level!r} (rank correlation "
-                f"{rho:+.2f}): its points pin a combination of the two, not each; set a "
-                f"smaller scale in the [[effects]] entry with param = \"{pb}\", group = "
-                f"\"{group}\" (or param = \"{pa}\") (a narrower prior on each {group}'s "
-                f"{pb} cuts the ridge where the data leave it open; a change of the "
-                "model, unlike a reparameterization: check its forecasts on held-out data)")
+                f"{rho:+.2f}): its points pin a combination of the two, not each. Removing "
+                f"the [[effects]] entry with param = \"{pb}\", group = \"{group}\" (every "
+                f"{group} then shares {pb}; or param = \"{pa}\") removes it by construction, "
+                "a change of the model to check on held-out data; a narrower scale there or "
+                "a pilot metric did not on ColPret's curves "
+                "(benchmarks/results/colpret_noise_scale_2026-12-06/)")
     return None
 
 

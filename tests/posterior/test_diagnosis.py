@@ -336,8 +336,9 @@ def test_a_ridge_within_one_curve_names_its_effects_scale():
     level = pair[0].split("[")[1][:-1]
     text = str(why)
     assert (f"within run '{level}' (rank correlation {pair[2]:+.2f}): its points pin a "
-            "combination of the two, not each; set a smaller scale in the [[effects]] entry "
-            "with param = ") in text, text
+            "combination of the two, not each. Removing the [[effects]] entry with param = "
+            ) in text, text
+    assert "group = \"run\" (every run then shares" in text, text
     # two levels of one parameter, or two curves' terms, are no such ridge
     across = {"f_by_run_z": f, "beta_by_run_z": np.flip(beta, axis=-1), "m": draws["m"]}
     ids = az.from_dict(posterior=across, coords={"run": ["c0", "c1"]},

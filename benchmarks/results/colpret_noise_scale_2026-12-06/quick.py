@@ -8,11 +8,14 @@ Run from the repository root::
 (``../colpret_whiten_2026-12-05/common.py``: each curve's context only, thinned to 24 points,
 no target row read).  ``OVERRIDES``: JSON of ``"section.key": value`` merged over the shipped
 ``curve_bend`` (reference at D = 1, as ``bench_peers.py`` fits it); ``null`` drops the key.
+With ``SPEC=path.toml`` the spec is that file merged over ``curve_bend`` (as ``bench_peers.py
+--spec`` does) before the overrides.
 Seed 1, 2 chains x (300 tuning + 200 draws): a look at the geometry (leapfrog steps, step
 size, the diagnosis's worst elements and correlations), not a converged posterior.
 """
 
 import json
+import os
 import sys
 import time
 import warnings
@@ -31,7 +34,7 @@ import bayeslaw as bl  # noqa: E402
 which = sys.argv[1]
 overrides = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
 args, ctx, keep = common.subset(which)
-d = bp.bench_spec("curve_bend").to_dict()
+d = bp.bench_spec(os.environ.get("SPEC", "curve_bend")).to_dict()
 for k, v in overrides.items():
     section, _, key = k.partition(".")
     if v is None:
