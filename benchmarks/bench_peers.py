@@ -189,7 +189,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "(IC, DD): fit each curve's first half, score the rest")
     p.add_argument("--spec", help="a spec (TOML path or shipped name; default "
                    f"{DEFAULT_SPECS['pooled']} pooled, {DEFAULT_SPECS['alone']} alone); its "
-                   "reference is set to D = 1")
+                   "reference is set to D = 1, or --reference-d")
+    p.add_argument("--reference-d", type=float, default=1.0, help="the specs' reference D "
+                   "on the normalised x (1: each curve's last context point; sqrt(0.1) = "
+                   "0.316 is the middle, in log x, of the window the 0.1 cut fits)")
     p.add_argument("--widen", nargs="?", const="span", choices=("tokens", "span", "shared"),
                    help="also score the forecast widened with the distance past each curve's "
                    "context (bayeslaw.Widening), learned on the context alone: one more fit "
@@ -383,12 +386,12 @@ def shared_widening(mode: str, spec: str) -> bl.Widening:
 
 
 @functools.cache  # a frozen ModelSpec: read from disk once per argument pair
-def bench_spec(spec: str, min_portion: float | None = None) -> object:
+def bench_spec(spec: str, min_portion: float | None = None, reference: float = 1.0) -> object:
     """The spec ``spec`` (a shipped name or a TOML path) with its reference at D = 1: each
-    curve's last context point, the scale :func:`normalise` puts every curve on; with
-    ``min_portion``, its ``data.min_portion`` set to it."""
+    curve's last context point, the scale :func:`normalise` puts every curve on (or at D =
+    ``reference`` on that scale); with ``min_portion``, its ``data.min_portion`` set to it."""
     d = bl.load_spec(spec, fallback="curve_bend").to_dict()  # overrides merge over curve_bend
-    d["reference"] = {"D": 1.0}
+    d["reference"] = {"D": reference}
     if min_portion is not None:
         d["data"] = {**d.get("data", {}), "min_portion": min_portion}
     return bl.ModelSpec.from_dict(d)
@@ -613,7 +616,8 @@ def header(args: argparse.Namespace, argv: list[str]) -> str:
              f"Command: `{shlex.join(['python', 'benchmarks/bench_peers.py', *argv])}`",
              f"Commit: {commit}" + (" with uncommitted changes" if dirty.strip() else ""),
              f"Date: {datetime.date.today().isoformat()}",
-             f"Mode: {args.mode}; spec: {args.spec} (reference D = 1); draws / tune / chains: "
+             f"Mode: {args.mode}; spec: {args.spec} (reference D = {args.reference_d:g}); "
+             "draws / tune / chains: "
              f"{args.draws or 'spec'} / {args.tune or 'spec'} / {args.chains or 'spec'}; "
              f"seed {args.seed}"]
     if args.max_context is not None:
@@ -710,7 +714,7 @@ def main(argv: list[str] | None = None) -> None:
     if not hasattr(bl, "log_density"):
         raise SystemExit("this bayeslaw has no bl.log_density (the log predictive density of "
                          "held-out rows, which the LL score needs)")
-    spec = bench_spec(args.spec, args.min_portion)
+    spec = bench_spec(args.spec, args.min_portion, args.reference_d)
     if args.mode == "alone":  # before any output: refused when it cannot be fitted alone
         spec = alone_spec(spec)
     if args.widen == "shared":

@@ -9,7 +9,7 @@ Run from the repository root::
 no target row read).  ``OVERRIDES``: JSON of ``"section.key": value`` merged over the shipped
 ``curve_bend`` (reference at D = 1, as ``bench_peers.py`` fits it); ``null`` drops the key.
 With ``SPEC=path.toml`` the spec is that file merged over ``curve_bend`` (as ``bench_peers.py
---spec`` does) before the overrides.
+--spec`` does) before the overrides; with ``SAVE=path.nc`` the fit is saved there.
 Seed 1, 2 chains x (300 tuning + 200 draws): a look at the geometry (leapfrog steps, step
 size, the diagnosis's worst elements and correlations), not a converged posterior.
 """
@@ -57,3 +57,5 @@ print("step size", np.round(stats.step_size.values.mean(axis=1), 4).tolist(),
 for name in ("nu", "sigma", "sigma_spread"):
     if name in fit.idata.posterior:
         print(name, "median", round(float(fit.idata.posterior[name].median()), 4))
+if os.environ.get("SAVE"):
+    fit.save(os.environ["SAVE"])
