@@ -353,11 +353,13 @@ def learn_widening(frame: pd.DataFrame, spec: object, args: argparse.Namespace) 
 
 
 def widening_key(args: argparse.Namespace) -> str:
-    """The spec's name in :data:`SHARED_WIDENINGS`: with ``--min-portion`` and a
-    ``--widen-criterion`` other than lpd, they too."""
+    """The spec's name in :data:`SHARED_WIDENINGS`: with ``--min-portion``, a
+    ``--reference-d`` other than 1 and a ``--widen-criterion`` other than lpd, they too."""
     key = args.spec
     if portion(args):
         key += f" --min-portion {portion(args):g}"
+    if getattr(args, "reference_d", 1.0) != 1.0:
+        key += f" --reference-d {args.reference_d:g}"
     if getattr(args, "widen_criterion", "lpd") != "lpd":
         key += f" --widen-criterion {args.widen_criterion}"
     if getattr(args, "widen_tails", False):

@@ -207,3 +207,9 @@ def test_the_peer_benchmarks_early_cut_is_the_specs_and_names_its_widening():
     assert peers.widening_key(peers.parse_args(["--min-portion", "0"])) == "curve_bend"
     assert peers.widening_key(peers.parse_args([])) == (
         f"curve_bend --min-portion {own:g}" if own else "curve_bend")
+    # the reference D is part of the model: a widening learned at another is another key
+    assert peers.bench_spec("curve_bend", None, 0.316).reference == {"D": 0.316}
+    assert peers.bench_spec("curve_bend").reference == {"D": 1.0}
+    assert peers.widening_key(peers.parse_args(["--min-portion", "0.1", "--reference-d",
+                                                "0.316"])) == \
+        "curve_bend --min-portion 0.1 --reference-d 0.316"
