@@ -20,11 +20,11 @@ When a NUTS fit fails a threshold, :func:`diagnose_failure` says
   floor, a coefficient and its exponent), a term's reference inside the data (``[reference]``,
   where a coefficient and its exponent rise together), ``low_rank`` or ``tune`` in
   ``[sampler]``, an ``[[effects]]`` entry to remove where two terms of one level form a
-  ridge (one curve's share and slope), and ``sigma_min_points`` in
-  ``[likelihood]`` where the worst-mixing
-  elements belong to a level with about as many points as coefficients (:class:`NoiseLevels`).
-  A funnel is a group sd whose divergent draws sit at its small values or, as nutpie often
-  shows one (few divergences, poor mixing), the group sd that mixes worst.
+  ridge (one curve's share and slope), and ``sigma_min_points`` in ``[likelihood]`` where the
+  worst-mixing elements belong to a level with about as many points as coefficients
+  (:class:`NoiseLevels`).  A funnel is a group sd whose divergent draws sit at its small
+  values or, as nutpie often shows one (few divergences, poor mixing), the group sd that
+  mixes worst.
 
 Variables' names follow :mod:`bayeslaw.model.graph` (``<p>_by_<g>_sd``, ``<p>_by_<g>_z``, ...),
 which is how a remedy finds the effect a group sd belongs to and whether it is centered.
@@ -269,9 +269,9 @@ def _few_points_remedy(suspects: list[tuple[str, str]], levels: NoiseLevels | No
     return None
 
 
-#: an element of a group term: ``<param>_by_<group>`` (or its ``_z``, ``_value`` or
-#: ``_shear`` coordinates) at one level, as :mod:`bayeslaw.model.graph` names them
-_LEVEL_ELEMENT = re.compile(r"^(.+)_by_(.+?)(?:_z|_value|_shear)?\[([^\]]+)\]$")
+#: an element of a group term: ``<param>_by_<group>`` (or its ``_z`` or ``_value``
+#: coordinates) at one level, as :mod:`bayeslaw.model.graph` names them
+_LEVEL_ELEMENT = re.compile(r"^(.+)_by_(.+?)(?:_z|_value)?\[([^\]]+)\]$")
 
 
 def _within_level_remedy(correlations: list[tuple[str, str, float]]) -> str | None:
