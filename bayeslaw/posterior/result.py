@@ -17,6 +17,7 @@ from ..data.table import LossData
 from ..errors import ApproximationWarning, ConvergenceError, ConvergenceWarning, FitFileError
 from ..files import atomic_write
 from ..laws.multi_power import RunSchedule
+from ..model.plan import level_counts
 from ..spec.model_spec import ModelSpec
 from ..spec.settings import SamplerSettings
 from .diagnosis import NoiseLevels
@@ -291,14 +292,17 @@ def _settings(provenance: Mapping[str, Any], spec: ModelSpec) -> SamplerSettings
 def noise_levels(spec: ModelSpec, data: LossData) -> NoiseLevels | None:
     """The diagnosis's view of the noise's levels; None without ``sigma_by``.
 
-    The fitted points of each level of the likelihood's ``sigma_by`` and the coefficients each
-    has of its own (the spec's effects over it).
+    The fitted points of each level of the likelihood's ``sigma_by`` (counted as the plan
+    counts them, :func:`~bayeslaw.model.plan.level_counts`) and the coefficients each has of
+    its own (the spec's effects over it).
     """
     group = spec.likelihood.sigma_by
     if group is None or group not in data.frame:
         return None
-    counts = data.frame[group].astype(str).value_counts()
-    return NoiseLevels(group, {str(k): int(v) for k, v in counts.items()},
+    levels, _ = data.levels(group)
+    counts = level_counts(data, data, group)
+    return NoiseLevels(group, {str(v): int(n) for v, n in zip(levels.tolist(), counts,
+                                                                strict=True)},
                        sum(e.group == group for e in spec.effects),
                        spec.likelihood.sigma_min_points)
 

@@ -248,8 +248,6 @@ def _unmixed(level: str, shape: tuple[int, int] = (2, 400)) -> dict[str, np.ndar
 
 
 def _levels_diagnosis(draws: dict[str, np.ndarray], levels):
-    from bayeslaw.posterior.diagnosis import NoiseLevels  # noqa: F401 (the type passed)
-
     ids = az.from_dict(posterior=draws, coords={"run": ["c0", "c1", "c2"]},
                        dims={"f_by_run_z": ["run"]})
     return diagnose_failure(ids, az.rhat(ids), az.ess(ids), settings=SamplerSettings(),
