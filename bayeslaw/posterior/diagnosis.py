@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import constants as C
 from ..spec.settings import splits_clash
 
 #: divergences "sit" at an element's low or high values past this many standard errors of the
@@ -228,18 +229,45 @@ def _effect_of(label: str) -> tuple[str, str, str] | None:
     return effect, param, group
 
 
-def _funnel_remedy(name: str, names: set[str], why: str) -> str | None:
-    """The centering switch of the group sd (or noise spread) ``name``, else None."""
+#: where non-centering levels rich in data was measured to mix worse (the remedy says so)
+RICH_EVIDENCE = "benchmarks/results/steps_funnel_2026-12-06/"
+
+
+def _funnel_remedy(name: str, names: set[str], why: str,
+                   rich: frozenset[str] | None = None) -> str | None:
+    """The centering switch of the group sd (or noise spread) ``name``, else None.
+
+    ``rich``: the effects every level of which holds at least
+    :data:`~bayeslaw.constants.CENTERED_MIN_POINTS` fitted points (None: not known).  Where it
+    is known, the switch is advised only where it applies: a centered effect whose levels are
+    all rich keeps its centering (the data pin each level; non-centered it mixed far worse),
+    and a non-centered one with a level short of points stays non-centered; the tighter prior
+    on its scale is then the remedy.
+    """
     found = _effect_of(name)
     if found is not None:
         effect, param, group = found
         noncentered = f"{effect}_z" in names or f"{group}_corr_z" in names
         entry = f"the [[effects]] entry with param = \"{param}\", group = \"{group}\""
-        if noncentered:
-            return (f"a funnel ({why}, non-centered): set centered = true in {entry} if its "
-                    "levels are rich in data, or give its scale a tighter prior there")
-        return (f"a funnel ({why}, centered): set centered = false in {entry} if its levels "
-                "hold few points, or give its scale a tighter prior there")
+        tighter = "give its scale a tighter prior there"
+        if rich is None:
+            condition = ("if its levels are rich in data" if noncentered
+                         else "if its levels hold few points")
+        elif (effect in rich) != noncentered:  # the switch does not apply
+            points = (f"every level holds {C.CENTERED_MIN_POINTS} points or more"
+                      if effect in rich else
+                      f"a level holds fewer than {C.CENTERED_MIN_POINTS} points")
+            keep = ("; non-centering levels this rich mixed far worse: " + RICH_EVIDENCE
+                    if effect in rich else "")
+            return (f"a funnel ({why}, {'non-' if noncentered else ''}centered, {points}): "
+                    f"{tighter} (in {entry}){keep}")
+        else:
+            condition = (f"(every level holds {C.CENTERED_MIN_POINTS} points or more)"
+                         if noncentered else
+                         f"(a level holds fewer than {C.CENTERED_MIN_POINTS} points)")
+        switch = "true" if noncentered else "false"
+        return (f"a funnel ({why}, {'non-' if noncentered else ''}centered): set centered = "
+                f"{switch} in {entry} {condition}, or {tighter}")
     if name == "sigma_spread":
         switch = "true" if "sigma_z" in names else "false"
         return (f"a funnel ({why}): set sigma_centered = {switch} in [likelihood], or give "
@@ -356,10 +384,30 @@ def _slope_remedy(ridge: list[tuple[str, str]], scalars: set[str], settings: Any
 SHORT_TUNE = 300
 
 
+def _funnel_remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
+                     names: set[str], rich: frozenset[str] | None) -> list[str]:
+    """The funnels' remedies, once each (see :func:`_funnel_remedy`).
+
+    A funnel: a group sd whose divergent draws sit at its small values, or one that mixes
+    worst.
+    """
+    out, seen = [], set()
+    candidates = [(label.split("[")[0], f"divergences at small {label}")
+                  for label, side, _ in divergent_at if side == "low"]
+    candidates += [(label.split("[")[0], f"{label} mixes worst") for label in worst]
+    for name, why in candidates:
+        remedy = _funnel_remedy(name, names, why, rich) if name not in seen else None
+        if remedy is not None:
+            seen.add(name)
+            out.append(remedy)
+    return out
+
+
 def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
               correlations: list[tuple[str, str, float]], names: set[str],
               scalars: set[str], settings: Any, failed_mixing: bool,
-              stuck: float = 0.0, levels: NoiseLevels | None = None) -> list[str]:
+              stuck: float = 0.0, levels: NoiseLevels | None = None,
+              rich: frozenset[str] | None = None) -> list[str]:
     """The remedies that apply, each naming the spec key (see the module).
 
     A funnel is a group sd (or the noise scale's spread) whose divergent draws sit at its
@@ -378,15 +426,7 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
     few = _few_points_remedy(suspects, levels)
     if few is not None:
         out.append(few)
-    seen: set[str] = set()
-    candidates = [(label.split("[")[0], f"divergences at small {label}")
-                  for label, side, _ in divergent_at if side == "low"]
-    candidates += [(label.split("[")[0], f"{label} mixes worst") for label in worst]
-    for name, why in candidates:
-        remedy = _funnel_remedy(name, names, why) if name not in seen else None
-        if remedy is not None:
-            seen.add(name)
-            out.append(remedy)
+    out += _funnel_remedies(divergent_at, worst, names, rich)
     signed = [(a, b, rho) for a, b, rho in correlations if a in scalars and b in scalars]
     ridge = [(a, b) for a, b, _ in signed]
     split = _reference_remedy(signed) or _slope_remedy(ridge, scalars, settings)
@@ -418,7 +458,8 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
 
 def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str, ...] = (),
                      settings: Any = None, failed_mixing: bool = True,
-                     levels: NoiseLevels | None = None) -> Diagnosis:
+                     levels: NoiseLevels | None = None,
+                     rich: frozenset[str] | None = None) -> Diagnosis:
     """The diagnosis of a fit's draws (see the module).
 
     Parameters
@@ -437,6 +478,10 @@ def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str
         Whether R-hat or ESS failed (a remedy for mixing applies only then).
     levels : NoiseLevels, optional
         The noise's levels and their points (for the remedy ``sigma_min_points``).
+    rich : frozenset of str, optional
+        The effects (``<param>_by_<group>``) every level of which holds at least
+        :data:`~bayeslaw.constants.CENTERED_MIN_POINTS` fitted points (for a funnel's
+        centering switch: advised only where it applies).
     """
     every = set(idata.posterior.data_vars)
     # a sampler's unconstrained copies (``sd_log__``) repeat their variable's draws
@@ -469,7 +514,7 @@ def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str
     worst = [label for label, _ in worst_r[:1] + worst_e[:1]] if failed_mixing else []
     stuck = float(divergent.mean()) if divergent.size else 0.0
     remedies = _remedies(at, worst, corr, every, scalars, settings, failed_mixing, stuck,
-                         levels)
+                         levels, rich)
     return Diagnosis(tuple((k, float(v)) for k, v in worst_r),
                      tuple((k, float(v)) for k, v in worst_e), tuple(at), tuple(corr),
                      tuple(remedies))

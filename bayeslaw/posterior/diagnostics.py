@@ -94,12 +94,13 @@ class Diagnostics:
 
 def diagnose(idata: Any, thresholds: Thresholds | None = None, *,
              derived: tuple[str, ...] = (), settings: Any = None,
-             levels: NoiseLevels | None = None) -> Diagnostics:
+             levels: NoiseLevels | None = None,
+             rich: frozenset[str] | None = None) -> Diagnostics:
     """Compute R-hat, bulk/tail ESS, divergences and BFMI over every posterior variable.
 
     When a check fails, the result's ``diagnosis`` says why (see
-    :func:`~bayeslaw.posterior.diagnosis.diagnose_failure`, which ``derived``, ``settings``
-    and ``levels`` are passed to).
+    :func:`~bayeslaw.posterior.diagnosis.diagnose_failure`, which ``derived``, ``settings``,
+    ``levels`` and ``rich`` are passed to).
     """
     import arviz as az
 
@@ -148,11 +149,12 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None, *,
     mixing = not (max_rhat <= t.max_rhat and min_essb >= t.min_ess and min_esst >= t.min_ess)
     return replace(diag, diagnosis=diagnose_failure(idata, rhat, ess_b, derived=derived,
                                                      settings=settings, failed_mixing=mixing,
-                                                     levels=levels))
+                                                     levels=levels, rich=rich))
 
 
 def judge(idata: Any, method: str, thresholds: Thresholds, *, derived: tuple[str, ...] = (),
-          settings: Any = None, levels: NoiseLevels | None = None) -> Diagnostics:
+          settings: Any = None, levels: NoiseLevels | None = None,
+          rich: frozenset[str] | None = None) -> Diagnostics:
     """The diagnostics of a fit's draws, once: :func:`diagnose` for NUTS.
 
     None apply to an approximate ``method`` (Laplace, pathfinder): its one failure says so.
@@ -160,4 +162,5 @@ def judge(idata: Any, method: str, thresholds: Thresholds, *, derived: tuple[str
     if method != "nuts":
         nan = float("nan")
         return Diagnostics(nan, nan, nan, 0, nan, "", "", thresholds, approximate=method)
-    return diagnose(idata, thresholds, derived=derived, settings=settings, levels=levels)
+    return diagnose(idata, thresholds, derived=derived, settings=settings, levels=levels,
+                    rich=rich)

@@ -90,7 +90,7 @@ class Fit(Posterior):
         thresholds = thresholds or Thresholds()
         diag = judge(idata, str(provenance.get("method", "nuts")), thresholds,
                      derived=_derived(idata, spec), settings=_settings(provenance, spec),
-                     levels=noise_levels(spec, data))
+                     levels=noise_levels(spec, data), rich=rich_effects(spec, data))
         return cls(idata, spec, data, provenance, diag, thresholds)
 
     @property
@@ -132,7 +132,8 @@ class Fit(Posterior):
         """Warn (or raise with ``strict``) when diagnostics fail; return them."""
         diag = (self.diagnostics if thresholds is None or self.approximate
                 else diagnose(self.idata, thresholds, derived=_derived(self.idata, self.spec),
-                              settings=self.settings, levels=noise_levels(self.spec, self.data)))
+                              settings=self.settings, levels=noise_levels(self.spec, self.data),
+                              rich=rich_effects(self.spec, self.data)))
         if self.approximate:
             if strict:
                 raise ConvergenceError(diag.failures[0])
@@ -305,6 +306,17 @@ def noise_levels(spec: ModelSpec, data: LossData) -> NoiseLevels | None:
                                                                 strict=True)},
                        sum(e.group == group for e in spec.effects),
                        spec.likelihood.sigma_min_points)
+
+
+def rich_effects(spec: ModelSpec, data: LossData) -> frozenset[str]:
+    """The effects rich in data, for the diagnosis's funnel remedy.
+
+    Those (``<param>_by_<group>``, as the graph names them) every level of which holds at
+    least :data:`~bayeslaw.constants.CENTERED_MIN_POINTS` fitted points: the diagnosis
+    advises a funnel's centering switch only where it applies.
+    """
+    return frozenset(f"{e.param}_by_{e.group}" for e in spec.effects if e.group in data.frame
+                     and (level_counts(data, data, e.group) >= C.CENTERED_MIN_POINTS).all())
 
 
 def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:

@@ -343,3 +343,55 @@ def test_a_ridge_within_one_curve_names_its_effects_scale():
                        dims={"f_by_run_z": ["run"], "beta_by_run_z": ["run"]})
     other = diagnose_failure(ids, az.rhat(ids), az.ess(ids), settings=SamplerSettings())
     assert other.correlations and "within run" not in str(other), other
+
+
+@pytest.mark.parametrize("centered", [True, False])
+def test_a_funnels_centering_switch_is_advised_only_where_it_applies(centered):
+    # a funnel whose divergent draws sit at its sd's small values; with the effects' points
+    # known (rich: every level at CENTERED_MIN_POINTS or more) the switch is advised only
+    # toward the form the data call for (a centered step-law effect of rich levels mixed far
+    # worse non-centered: benchmarks/results/steps_funnel_2026-12-06/)
+    from bayeslaw.constants import CENTERED_MIN_POINTS as K
+
+    rng = np.random.default_rng(12)
+    shape = (2, 1000)
+    sd = rng.lognormal(0.0, 1.0, shape)
+    draws = {"x_by_g_sd": sd, "x_by_g" if centered else "x_by_g_z": rng.normal(size=(*shape, 3))}
+    ids = _idata(draws, sd < np.quantile(sd, 0.2))
+    rhat, ess = az.rhat(az.from_dict(posterior=draws)), az.ess(az.from_dict(posterior=draws))
+
+    def funnel(rich):
+        why = diagnose_failure(ids, rhat, ess, failed_mixing=False, rich=rich)
+        (remedy,) = [r for r in why.remedies if r.startswith("a funnel")]
+        return remedy
+
+    entry = 'the [[effects]] entry with param = "x", group = "g"'
+    unknown, rich, poor = funnel(None), funnel(frozenset({"x_by_g"})), funnel(frozenset())
+    switch = f"set centered = {'false' if centered else 'true'} in {entry}"
+    assert switch in unknown and "if its levels" in unknown
+    applies, not_applies = (poor, rich) if centered else (rich, poor)
+    assert switch in applies and "if its levels" not in applies
+    assert (f"(a level holds fewer than {K} points)" if centered
+            else f"(every level holds {K} points or more)") in applies
+    assert "set centered" not in not_applies
+    assert f"give its scale a tighter prior there (in {entry})" in not_applies
+    assert ("mixed far worse: benchmarks/results/steps_funnel_2026-12-06/" in not_applies) \
+        == centered
+
+
+def test_a_fit_counts_which_effects_are_rich_in_data():
+    # the wiring: each effect's levels counted in the fitted data (a level of 200 points
+    # or more is rich; an effect is rich when every level is)
+    import bayeslaw as bl
+    from bayeslaw.constants import CENTERED_MIN_POINTS as K
+    from bayeslaw.posterior.result import rich_effects
+    from bayeslaw.spec.catalog import load_spec
+
+    from ..conftest import curve_table
+
+    frame = curve_table(3, points=K)
+    spec = load_spec("curve_bend")
+    assert rich_effects(spec, bl.load(frame)) == {"m_by_run", "f_by_run", "beta_by_run",
+                                                  "q_by_run"}
+    short = frame[(frame.run != "c1") | (frame.groupby("run").cumcount() < K - 1)]
+    assert rich_effects(spec, bl.load(short)) == frozenset()
