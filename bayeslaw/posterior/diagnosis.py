@@ -479,9 +479,7 @@ def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str
     levels : NoiseLevels, optional
         The noise's levels and their points (for the remedy ``sigma_min_points``).
     rich : frozenset of str, optional
-        The effects (``<param>_by_<group>``) every level of which holds at least
-        :data:`~bayeslaw.constants.CENTERED_MIN_POINTS` fitted points (for a funnel's
-        centering switch: advised only where it applies).
+        The effects rich in data (:func:`~bayeslaw.posterior.result.rich_effects`).
     """
     every = set(idata.posterior.data_vars)
     # a sampler's unconstrained copies (``sd_log__``) repeat their variable's draws
