@@ -17,7 +17,7 @@ from ..data.table import LossData
 from ..errors import ApproximationWarning, ConvergenceError, ConvergenceWarning, FitFileError
 from ..files import atomic_write
 from ..laws.multi_power import RunSchedule
-from ..model.plan import level_counts
+from ..model.plan import level_counts, level_richness
 from ..spec.model_spec import ModelSpec
 from ..spec.settings import SamplerSettings
 from .diagnosis import NoiseLevels
@@ -311,12 +311,12 @@ def noise_levels(spec: ModelSpec, data: LossData) -> NoiseLevels | None:
 def rich_effects(spec: ModelSpec, data: LossData) -> frozenset[str]:
     """The effects rich in data, for the diagnosis's funnel remedy.
 
-    Those (``<param>_by_<group>``, as the graph names them) every level of which holds at
-    least :data:`~bayeslaw.constants.CENTERED_MIN_POINTS` fitted points: the diagnosis
-    advises a funnel's centering switch only where it applies.
+    Those (``<param>_by_<group>``, as the graph names them) every level of which the plan's
+    ``centered = "auto"`` rule (:func:`~bayeslaw.model.plan.level_richness`) would center on
+    the fitted data: the diagnosis advises a funnel's centering switch only where it applies.
     """
     return frozenset(f"{e.param}_by_{e.group}" for e in spec.effects if e.group in data.frame
-                     and (level_counts(data, data, e.group) >= C.CENTERED_MIN_POINTS).all())
+                     and level_richness("auto", data, data, e.group).all())
 
 
 def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
