@@ -2,8 +2,12 @@
 
 Read through MLflow's own client (``MlflowClient``, from the ``mlflow-skinny`` package: the
 full ``mlflow`` package pins ``pyarrow < 26``, below bayeslaw's ``parquet`` extra), with
-``get_metric_history``, which returns every logged point.  The SQLite file is opened
-read-only, so the store is never modified (nor migrated); a tracking folder is read with
+``get_metric_history``, which returns every logged point.  A SQLite store is copied (with its
+``-wal`` and ``-shm`` files) into a temporary folder and the copy is read, so the store is never
+modified (MLflow may migrate the copy's schema) and nothing is written where the reader runs
+(MLflow creates the parent folder of the path its SQLite URI names, and a read-only
+``file:`` URI's path is relative to the working directory: opened that way, every read left an
+empty ``file:/...`` folder tree there); a tracking folder is read with
 ``MLFLOW_ALLOW_FILE_STORE`` set for the call, since MLflow 3 refuses its file store by
 default.  Nothing here imports the rest of bayeslaw: a missing client raises ``ImportError``
 and :mod:`bayeslaw.data.training_logs` names the extra to install.
@@ -13,6 +17,8 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
+import tempfile
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -98,9 +104,20 @@ def read(store: str | Path) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
     when two share one) to its params.
     """
     path = Path(store).resolve()
-    uri = (f"sqlite:///file:{path}?mode=ro&uri=true" if path.is_file()
-           else path.as_uri())
-    with _quiet(folder=path.is_dir()):
+    if path.is_file():
+        with tempfile.TemporaryDirectory(prefix="bayeslaw-mlflow-") as folder:
+            copy = Path(folder) / path.name
+            for suffix in ("", "-wal", "-shm"):
+                if (source := path.with_name(path.name + suffix)).is_file():
+                    shutil.copyfile(source, copy.with_name(copy.name + suffix))
+            return _read(f"sqlite:///{copy}", store, folder=False)
+    return _read(path.as_uri(), store, folder=True)
+
+
+def _read(uri: str, store: str | Path, folder: bool
+          ) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
+    """:func:`read` on the store at tracking URI ``uri`` (``store`` names it in errors)."""
+    with _quiet(folder=folder):
         from mlflow.tracking import MlflowClient
 
         client = MlflowClient(tracking_uri=uri)

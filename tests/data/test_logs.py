@@ -221,7 +221,10 @@ def test_mlflow_keeps_every_point(tmp_path, monkeypatch, store):
     count = LONG if store.endswith(".db") else 300  # the file store is slow to write
     path = write_mlflow(tmp_path / store, {"a": count, "b": 20}, monkeypatch)
     before = path.read_bytes() if path.is_file() else _digest(path)
+    (cwd := tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(cwd)  # reading writes nothing where it runs (a file: URI once did)
     data = bl.load(path, config_map={"n_params": "N"})  # D from the tokens counter found
+    assert list(cwd.iterdir()) == []
     assert data.frame.groupby("run").size().to_dict() == {"a": count, "b": 20}
     np.testing.assert_allclose(data.frame["D"], data.frame["step"] * 2048.0)
     assert data.frame.groupby("run")["N"].first().to_dict() == {"a": 1e8, "b": 2e8}
