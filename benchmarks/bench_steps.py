@@ -5,6 +5,7 @@ Run from the repository root::
 
     python benchmarks/bench_steps.py [--seed S] [--only recovery|backtest|link] [--out FILE]
         [--figure PNG]
+    python benchmarks/bench_steps.py --only backtest --seeds 1,2,3,4,5 --out FILE
 
 Data: ``bayeslaw.simulate.looped_step_sweep`` (the bundled sweep's sizes and depths, each run's
 loss at every exit step T = 1..T_m and its total, 30 checkpoints from 1e8 to 2e10 tokens,
@@ -114,7 +115,10 @@ def _scores(name: str, method: str, y: np.ndarray, pred: np.ndarray, ouro: tuple
     return "| " + " | ".join(cells) + " |"
 
 
-def backtests(seed: int) -> list[str]:
+def backtests(seed: int, pooled: dict | None = None) -> list[str]:
+    """The backtest table of one seed; with ``pooled``, each split's scored points, bands,
+    curves (named with the seed) and verdict appended to ``pooled[split]`` for
+    :func:`pooled_table`."""
     table, _ = looped_step_sweep(seed=seed)
     data = bl.load(table)
     f = data.frame
@@ -155,7 +159,42 @@ def backtests(seed: int) -> list[str]:
         lines.append(_scores(name, "least squares per T_m (Ouro)", y, ls_test,
                              (f.loc[every, C.LOSS].to_numpy(), ls_all)))
         notes.append(f"- {name}: bayeslaw {fit.diagnostics}; {seconds:.0f} s")
+        if pooled is not None:
+            pooled.setdefault(name, []).append(
+                (y, bands, np.char.add(f"seed{seed}:", test[C.RUN].to_numpy().astype(str)),
+                 fit.diagnostics.ok, r2(y, mine["median"].to_numpy()), r2(y, ls_test)))
     return [*lines, "", *notes, ""]
+
+
+def pooled_table(pooled: dict, seeds: list[int]) -> list[str]:
+    """Each split over every seed: the bands' coverage per curve with every seed's curves
+    pooled (each curve counted once, the interval over curves), each seed's own 90% coverage,
+    and how many of the seeds' fits met every threshold.
+
+    One simulated sweep is one draw of the truth: its held-out curves share the fit's error
+    (the sizes held out all ride on one extrapolation of the size term), so a seed's curves
+    over- or under-cover together; the pooled row is the calibration over sweeps.
+    """
+    lines = [f"## Every split over seeds {', '.join(map(str, seeds))} (curves pooled)", "",
+             "| split | curves | 50% band, per curve | 90% band, per curve | 90% band by seed "
+             "| median R^2 held out: bayeslaw (least squares) | fits meeting every threshold |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, parts in pooled.items():
+        y = np.concatenate([part[0] for part in parts])
+        curves = np.concatenate([part[2] for part in parts])
+        cells = [name, str(len(np.unique(curves)))]
+        for p in (0.5, 0.9):
+            lo = np.concatenate([part[1][p][0] for part in parts])
+            hi = np.concatenate([part[1][p][1] for part in parts])
+            cov = coverage_by_curve(y, lo, hi, curves, p)
+            cells.append(f"{cov.rate:.2f} [{cov.low:.2f}, {cov.high:.2f}]")
+        by_seed = (coverage_by_curve(part[0], *part[1][0.9], part[2], 0.9) for part in parts)
+        cells.append(" / ".join(f"{cov.rate:.2f}" for cov in by_seed))
+        cells.append(f"{np.median([part[4] for part in parts]):.4f} "
+                     f"({np.median([part[5] for part in parts]):.4f})")
+        cells.append(f"{sum(part[3] for part in parts)} of {len(parts)}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def link(seed: int) -> list[str]:
@@ -193,6 +232,8 @@ def link(seed: int) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seeds", help="comma-separated seeds for the backtests, one after "
+                        "another, with a table of every split over them (curves pooled)")
     parser.add_argument("--only", choices=("recovery", "backtest", "link"))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--figure", type=Path, help="save the q-logged fit's grid figure here")
@@ -200,7 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     lines = [*results_header("Step-wise losses: recovery and backtests", "bench_steps.py"), ""]
     if args.only in (None, "recovery"):
         lines += recovery(args.seed, args.figure)
-    if args.only in (None, "backtest"):
+    if args.only in (None, "backtest") and args.seeds:
+        seeds, pooled = [int(s) for s in args.seeds.split(",")], {}
+        for seed in seeds:
+            lines += [f"# Seed {seed}", "", *backtests(seed, pooled)]
+        lines += pooled_table(pooled, seeds)
+    elif args.only in (None, "backtest"):
         lines += backtests(args.seed)
     if args.only in (None, "link"):
         lines += link(args.seed)
