@@ -296,15 +296,23 @@ def colpret_gpt3() -> pd.DataFrame:
 
 
 
-def steps_simulated(q_logged: bool = True, half: bool = False) -> pd.DataFrame:
+def steps_simulated(q_logged: bool = True, half: bool = False,
+                    prefix: float | None = None) -> pd.DataFrame:
     """The simulated looped sweep with step losses (``bayeslaw.simulate.looped_step_sweep``,
     its default seed): the bundled sweep's sizes and depths, every exit step and the totals at
     30 checkpoints; ``q_logged=False`` drops the exit distribution (the latent law's table),
     ``half`` keeps the first half of every curve's checkpoints (a sweep in progress: the case
-    the step benchmark's prefix fits did not converge on). Needs bayeslaw, imported here."""
+    the step benchmark's prefix fits did not converge on); ``prefix`` keeps that share of
+    every curve's rows as ``bench_steps.py``'s prefix splits do (a row is kept when its
+    position in its run, counted from 0 and divided by the run's rows, is below the share).
+    Needs bayeslaw, imported here."""
     from bayeslaw.simulate import looped_step_sweep
 
     table, _ = looped_step_sweep(q_logged=q_logged)
+    if prefix is not None:
+        runs = table.groupby("run")["D"]
+        position = (runs.rank(method="dense") - 1) / runs.transform("nunique")
+        table = table.loc[position < prefix].reset_index(drop=True)
     if half:
         first = table.groupby("run")["D"].transform(lambda d: d <= np.median(np.unique(d)))
         table = table.loc[first].reset_index(drop=True)
@@ -330,6 +338,7 @@ TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     "steps_sim": steps_simulated,
     "steps_sim_half": partial(steps_simulated, half=True),
     "steps_sim_latent": partial(steps_simulated, q_logged=False),
+    "steps_sim_quarter": partial(steps_simulated, prefix=0.25),
     "steps_sim_latent_half": partial(steps_simulated, q_logged=False, half=True),
 }
 
@@ -378,6 +387,9 @@ _PAIRS = (
          "simulated looped sweep with step losses and q logged (looped_step_sweep)"),
     Pair("looped_steps@steps_sim_half", "looped_steps", TABLES["steps_sim_half"],
          "the same, first half of every curve's checkpoints (a sweep in progress)"),
+    Pair("looped_steps@steps_sim_quarter", "looped_steps", TABLES["steps_sim_quarter"],
+         "the same, first 25% of every curve's rows (bench_steps.py's 25% prefix, which fails "
+         "on every seed tried)"),
     Pair("looped_steps_latent@steps_sim_latent", "looped_steps_latent",
          TABLES["steps_sim_latent"], "the same sweep with q not logged (latent)"),
     Pair("looped_steps_latent@steps_sim_latent_half", "looped_steps_latent",
