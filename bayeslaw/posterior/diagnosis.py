@@ -103,6 +103,26 @@ class NoiseLevels:
 
 
 @dataclass(frozen=True)
+class LevelFacts:
+    """What the fitted data say about the model's levels, for the remedies that depend on them.
+
+    :func:`~bayeslaw.posterior.result.level_facts` reads them off a spec and its data.
+
+    Attributes
+    ----------
+    noise : NoiseLevels, optional
+        The noise's levels and their points (for the remedy ``sigma_min_points``).
+    rich : frozenset of str, optional
+        The effects rich in data (``<param>_by_<group>``: every level at
+        ``CENTERED_MIN_POINTS`` fitted points or more), for the funnel remedy's centering
+        switch; None where unknown (the switch is then advised conditionally).
+    """
+
+    noise: NoiseLevels | None = None
+    rich: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """What a failed fit's draws show, and what to change.
 
@@ -406,8 +426,7 @@ def _funnel_remedies(divergent_at: list[tuple[str, str, float]], worst: list[str
 def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
               correlations: list[tuple[str, str, float]], names: set[str],
               scalars: set[str], settings: Any, failed_mixing: bool,
-              stuck: float = 0.0, levels: NoiseLevels | None = None,
-              rich: frozenset[str] | None = None) -> list[str]:
+              stuck: float = 0.0, facts: LevelFacts | None = None) -> list[str]:
     """The remedies that apply, each naming the spec key (see the module).
 
     A funnel is a group sd (or the noise scale's spread) whose divergent draws sit at its
@@ -423,10 +442,11 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
                    "can sit in a funnel's neck or on a ridge where no step size works)")
     suspects = [(label, f"{label} mixes worst") for label in worst]
     suspects += [(label, f"divergences sit at {side} {label}") for label, side, _ in divergent_at]
-    few = _few_points_remedy(suspects, levels)
+    facts = facts or LevelFacts()
+    few = _few_points_remedy(suspects, facts.noise)
     if few is not None:
         out.append(few)
-    out += _funnel_remedies(divergent_at, worst, names, rich)
+    out += _funnel_remedies(divergent_at, worst, names, facts.rich)
     signed = [(a, b, rho) for a, b, rho in correlations if a in scalars and b in scalars]
     ridge = [(a, b) for a, b, _ in signed]
     split = _reference_remedy(signed) or _slope_remedy(ridge, scalars, settings)
@@ -458,8 +478,7 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
 
 def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str, ...] = (),
                      settings: Any = None, failed_mixing: bool = True,
-                     levels: NoiseLevels | None = None,
-                     rich: frozenset[str] | None = None) -> Diagnosis:
+                     facts: LevelFacts | None = None) -> Diagnosis:
     """The diagnosis of a fit's draws (see the module).
 
     Parameters
@@ -476,10 +495,9 @@ def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str
         The sampler settings the draws were made with (for the remedies' values).
     failed_mixing : bool
         Whether R-hat or ESS failed (a remedy for mixing applies only then).
-    levels : NoiseLevels, optional
-        The noise's levels and their points (for the remedy ``sigma_min_points``).
-    rich : frozenset of str, optional
-        The effects rich in data (:func:`~bayeslaw.posterior.result.rich_effects`).
+    facts : LevelFacts, optional
+        The points of the noise's and the effects' levels (for the remedies that depend on
+        them).
     """
     every = set(idata.posterior.data_vars)
     # a sampler's unconstrained copies (``sd_log__``) repeat their variable's draws
@@ -512,7 +530,7 @@ def diagnose_failure(idata: Any, rhat: Any, ess_bulk: Any, *, derived: tuple[str
     worst = [label for label, _ in worst_r[:1] + worst_e[:1]] if failed_mixing else []
     stuck = float(divergent.mean()) if divergent.size else 0.0
     remedies = _remedies(at, worst, corr, every, scalars, settings, failed_mixing, stuck,
-                         levels, rich)
+                         facts)
     return Diagnosis(tuple((k, float(v)) for k, v in worst_r),
                      tuple((k, float(v)) for k, v in worst_e), tuple(at), tuple(corr),
                      tuple(remedies))

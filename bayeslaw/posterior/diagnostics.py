@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import constants as C
-from .diagnosis import Diagnosis, NoiseLevels, diagnose_failure
+from .diagnosis import Diagnosis, LevelFacts, diagnose_failure
 
 
 @dataclass(frozen=True)
@@ -94,13 +94,12 @@ class Diagnostics:
 
 def diagnose(idata: Any, thresholds: Thresholds | None = None, *,
              derived: tuple[str, ...] = (), settings: Any = None,
-             levels: NoiseLevels | None = None,
-             rich: frozenset[str] | None = None) -> Diagnostics:
+             facts: LevelFacts | None = None) -> Diagnostics:
     """Compute R-hat, bulk/tail ESS, divergences and BFMI over every posterior variable.
 
     When a check fails, the result's ``diagnosis`` says why (see
-    :func:`~bayeslaw.posterior.diagnosis.diagnose_failure`, which ``derived``, ``settings``,
-    ``levels`` and ``rich`` are passed to).
+    :func:`~bayeslaw.posterior.diagnosis.diagnose_failure`, which ``derived``, ``settings``
+    and ``facts`` are passed to).
     """
     import arviz as az
 
@@ -149,12 +148,11 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None, *,
     mixing = not (max_rhat <= t.max_rhat and min_essb >= t.min_ess and min_esst >= t.min_ess)
     return replace(diag, diagnosis=diagnose_failure(idata, rhat, ess_b, derived=derived,
                                                      settings=settings, failed_mixing=mixing,
-                                                     levels=levels, rich=rich))
+                                                     facts=facts))
 
 
 def judge(idata: Any, method: str, thresholds: Thresholds, *, derived: tuple[str, ...] = (),
-          settings: Any = None, levels: NoiseLevels | None = None,
-          rich: frozenset[str] | None = None) -> Diagnostics:
+          settings: Any = None, facts: LevelFacts | None = None) -> Diagnostics:
     """The diagnostics of a fit's draws, once: :func:`diagnose` for NUTS.
 
     None apply to an approximate ``method`` (Laplace, pathfinder): its one failure says so.
@@ -162,5 +160,4 @@ def judge(idata: Any, method: str, thresholds: Thresholds, *, derived: tuple[str
     if method != "nuts":
         nan = float("nan")
         return Diagnostics(nan, nan, nan, 0, nan, "", "", thresholds, approximate=method)
-    return diagnose(idata, thresholds, derived=derived, settings=settings, levels=levels,
-                    rich=rich)
+    return diagnose(idata, thresholds, derived=derived, settings=settings, facts=facts)

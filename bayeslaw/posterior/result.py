@@ -20,7 +20,7 @@ from ..laws.multi_power import RunSchedule
 from ..model.plan import level_counts, level_richness
 from ..spec.model_spec import ModelSpec
 from ..spec.settings import SamplerSettings
-from .diagnosis import NoiseLevels
+from .diagnosis import LevelFacts, NoiseLevels
 from .diagnostics import Diagnostics, Thresholds, diagnose, judge
 from .draws import Posterior
 from .noise import pointwise_log_likelihood
@@ -90,7 +90,7 @@ class Fit(Posterior):
         thresholds = thresholds or Thresholds()
         diag = judge(idata, str(provenance.get("method", "nuts")), thresholds,
                      derived=_derived(idata, spec), settings=_settings(provenance, spec),
-                     levels=noise_levels(spec, data), rich=rich_effects(spec, data))
+                     facts=level_facts(spec, data))
         return cls(idata, spec, data, provenance, diag, thresholds)
 
     @property
@@ -132,8 +132,7 @@ class Fit(Posterior):
         """Warn (or raise with ``strict``) when diagnostics fail; return them."""
         diag = (self.diagnostics if thresholds is None or self.approximate
                 else diagnose(self.idata, thresholds, derived=_derived(self.idata, self.spec),
-                              settings=self.settings, levels=noise_levels(self.spec, self.data),
-                              rich=rich_effects(self.spec, self.data)))
+                              settings=self.settings, facts=level_facts(self.spec, self.data)))
         if self.approximate:
             if strict:
                 raise ConvergenceError(diag.failures[0])
@@ -288,6 +287,14 @@ def _settings(provenance: Mapping[str, Any], spec: ModelSpec) -> SamplerSettings
     """The sampler settings a fit's provenance records (the spec's when it records none)."""
     recorded = provenance.get("sampler")
     return SamplerSettings.from_dict(recorded) if recorded is not None else spec.sampler
+
+
+def level_facts(spec: ModelSpec, data: LossData) -> LevelFacts:
+    """The diagnosis's view of the fitted data's levels.
+
+    :func:`noise_levels` and :func:`rich_effects` in one :class:`LevelFacts`.
+    """
+    return LevelFacts(noise_levels(spec, data), rich_effects(spec, data))
 
 
 def noise_levels(spec: ModelSpec, data: LossData) -> NoiseLevels | None:

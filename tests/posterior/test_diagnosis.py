@@ -18,7 +18,7 @@ import arviz as az
 import numpy as np
 import pytest
 
-from bayeslaw.posterior.diagnosis import DIVERGENCE_Z, diagnose_failure
+from bayeslaw.posterior.diagnosis import DIVERGENCE_Z, LevelFacts, diagnose_failure
 from bayeslaw.posterior.diagnostics import diagnose
 from bayeslaw.spec.settings import SamplerSettings
 
@@ -251,7 +251,7 @@ def _levels_diagnosis(draws: dict[str, np.ndarray], levels):
     ids = az.from_dict(posterior=draws, coords={"run": ["c0", "c1", "c2"]},
                        dims={"f_by_run_z": ["run"]})
     return diagnose_failure(ids, az.rhat(ids), az.ess(ids), settings=SamplerSettings(),
-                            levels=levels)
+                            facts=LevelFacts(noise=levels))
 
 
 def test_a_short_level_with_its_own_noise_scale_gets_sigma_min_points():
@@ -361,7 +361,7 @@ def test_a_funnels_centering_switch_is_advised_only_where_it_applies(centered):
     rhat, ess = az.rhat(az.from_dict(posterior=draws)), az.ess(az.from_dict(posterior=draws))
 
     def funnel(rich):
-        why = diagnose_failure(ids, rhat, ess, failed_mixing=False, rich=rich)
+        why = diagnose_failure(ids, rhat, ess, failed_mixing=False, facts=LevelFacts(rich=rich))
         (remedy,) = [r for r in why.remedies if r.startswith("a funnel")]
         return remedy
 
