@@ -54,19 +54,25 @@ def load_pairs() -> ModuleType:
     return pairs
 
 
-def with_sampler(spec: str | dict, sampler: dict[str, Any]) -> str | dict:
-    """``spec`` (a shipped name or a dict over one) with the ``[sampler]`` keys ``sampler``."""
-    if not sampler:
+def with_sampler(spec: str | dict, sampler: dict[str, Any],
+                 sections: dict[str, dict[str, Any]] | None = None) -> str | dict:
+    """``spec`` (a shipped name or a dict over one) with the ``[sampler]`` keys ``sampler``
+    and, from ``sections``, each section's keys (``{"priors": {"alpha": {...}}}``)."""
+    if not sampler and not sections:
         return spec
     from bayeslaw.spec import load_spec
 
     d = load_spec(spec).to_dict()  # a shipped spec's name is not always its law's
-    return {**d, "sampler": {**d["sampler"], **sampler}}
+    for section, keys in {**(sections or {}), "sampler": sampler}.items():
+        d[section] = {**(d.get(section) or {}), **keys}
+    return d
 
 
-def fit_one(pair: Any, seed: int, sampler: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Fit ``pair`` with ``seed`` (and the ``[sampler]`` keys ``sampler`` over its spec's) and
-    return its row (an ``error`` row if it raises)."""
+def fit_one(pair: Any, seed: int, sampler: dict[str, Any] | None = None,
+            sections: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Fit ``pair`` with ``seed`` (and the ``[sampler]`` keys ``sampler`` and the other
+    sections' keys ``sections`` over its spec's) and return its row (an ``error`` row if it
+    raises)."""
     import bayeslaw as bl
     from bayeslaw.inference.sampling import fit
 
@@ -77,7 +83,8 @@ def fit_one(pair: Any, seed: int, sampler: dict[str, Any] | None = None) -> dict
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             t0 = time.perf_counter()
-            result = fit(data, with_sampler(pair.fitted_spec, sampler or {}), seed=seed)
+            result = fit(data, with_sampler(pair.fitted_spec, sampler or {}, sections),
+                         seed=seed)
             row["fit_s"] = time.perf_counter() - t0
     except Exception as exc:  # one failed fit is a row, not the end of the matrix
         row["error"] = f"{type(exc).__name__}: {exc}"[:500]
@@ -167,6 +174,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--sampler", action="append", default=[], metavar="KEY=JSON",
                    help="a [sampler] key over every pair's spec, its value as JSON, e.g. "
                         "'slope_split=[\"E\", \"a\", \"alpha\"]' or 'tune=2000' (repeatable)")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=JSON",
+                   help="a key of another section over every pair's spec, e.g. "
+                        "'priors.alpha={\"dist\": \"LogNormal\", \"mu\": -1.05, "
+                        "\"sigma\": 0.3}' (a change of the model: say so; repeatable)")
     p.add_argument("--csv", type=Path,
                    default=RESULTS / f"converge_{dt.date.today().isoformat()}.csv",
                    help="rows file (default benchmarks/results/converge_<date>.csv)")
@@ -188,6 +199,16 @@ def main(argv: list[str] | None = None) -> int:
             sampler[key.strip()] = json.loads(value)
         except json.JSONDecodeError as exc:
             raise SystemExit(f"--sampler {item!r}: the value is not JSON ({exc})") from None
+    sections: dict[str, dict[str, Any]] = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        section, dot, name = key.strip().partition(".")
+        try:
+            if not dot or not name:
+                raise ValueError("the key is not SECTION.KEY")
+            sections.setdefault(section, {})[name] = json.loads(value)
+        except (ValueError, json.JSONDecodeError) as exc:
+            raise SystemExit(f"--set {item!r}: {exc}") from None
     rows = read_rows(args.csv)
     done = {(r["pair"], int(r["seed"])) for r in rows if not r.get("error")}
     print(f"rows -> {args.csv}", flush=True)
@@ -196,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.resume and (pair.name, seed) in done:
                 continue
             print(f"{pair.name} seed {seed} ({pair.spec})", flush=True)
-            row = fit_one(pair, seed, sampler)
+            row = fit_one(pair, seed, sampler, sections)
             rows = [r for r in rows if (r["pair"], int(r["seed"])) != (pair.name, seed)]
             rows.append(row)
             write_rows(args.csv, rows)
