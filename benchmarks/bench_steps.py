@@ -5,7 +5,7 @@ Run from the repository root::
 
     python benchmarks/bench_steps.py [--seed S] [--only recovery|backtest|link] [--out FILE]
         [--figure PNG]
-    python benchmarks/bench_steps.py --only backtest --seeds 1,2,3,4,5 --out FILE
+    python benchmarks/bench_steps.py --only backtest --seeds 1,2,3,4,5 [--splits sizes] --out FILE
 
 Data: ``bayeslaw.simulate.looped_step_sweep`` (the bundled sweep's sizes and depths, each run's
 loss at every exit step T = 1..T_m and its total, 30 checkpoints from 1e8 to 2e10 tokens,
@@ -115,10 +115,10 @@ def _scores(name: str, method: str, y: np.ndarray, pred: np.ndarray, ouro: tuple
     return "| " + " | ".join(cells) + " |"
 
 
-def backtests(seed: int, pooled: dict | None = None) -> list[str]:
+def backtests(seed: int, pooled: dict | None = None, only: str | None = None) -> list[str]:
     """The backtest table of one seed; with ``pooled``, each split's scored points, bands,
     curves (named with the seed) and verdict appended to ``pooled[split]`` for
-    :func:`pooled_table`."""
+    :func:`pooled_table`; ``only``: the splits whose name contains it."""
     table, _ = looped_step_sweep(seed=seed)
     data = bl.load(table)
     f = data.frame
@@ -131,6 +131,7 @@ def backtests(seed: int, pooled: dict | None = None) -> list[str]:
     position = f.groupby(C.RUN).cumcount() / f.groupby(C.RUN)[C.D].transform("size")
     for share in (0.25, 0.5, 0.75):
         splits[f"prefix {share:.0%}"] = (position >= share, (position >= share) & step)
+    splits = {name: split for name, split in splits.items() if only is None or only in name}
     lines = ["## Backtests of step-wise forecasts (q logged)", "",
              "| split | method | held-out points | R^2 held out | R^2 Ouro's way (all points) "
              "| MAPE | 50% band, per curve | 90% band, per curve |",
@@ -252,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
                         "another, with a table of every split over them (curves pooled)")
     parser.add_argument("--only", choices=("recovery", "backtest", "link"))
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--splits", help="only the backtest splits whose name contains this "
+                        "(e.g. 'sizes')")
     parser.add_argument("--figure", type=Path, help="save the q-logged fit's grid figure here")
     args = parser.parse_args(argv)
     lines = [*results_header("Step-wise losses: recovery and backtests", "bench_steps.py"), ""]
@@ -260,10 +263,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.only in (None, "backtest") and args.seeds:
         seeds, pooled = [int(s) for s in args.seeds.split(",")], {}
         for seed in seeds:
-            lines += [f"# Seed {seed}", "", *backtests(seed, pooled)]
+            lines += [f"# Seed {seed}", "", *backtests(seed, pooled, args.splits)]
         lines += pooled_table(pooled, seeds)
     elif args.only in (None, "backtest"):
-        lines += backtests(args.seed)
+        lines += backtests(args.seed, only=args.splits)
     if args.only in (None, "link"):
         lines += link(args.seed)
     return emit(lines, args.out)
