@@ -303,8 +303,9 @@ def steps_simulated(q_logged: bool = True, half: bool = False,
     30 checkpoints; ``q_logged=False`` drops the exit distribution (the latent law's table),
     ``half`` keeps the first half of every curve's checkpoints (a sweep in progress: the case
     the step benchmark's prefix fits did not converge on); ``prefix`` keeps that share of
-    every curve's rows as ``bench_steps.py``'s prefix splits do (a row is kept when its
-    position in its run, counted from 0 and divided by the run's rows, is below the share).
+    every curve's checkpoints as ``bench_steps.py``'s prefix splits do (a checkpoint is kept
+    when its position in its run, counted from 0 and divided by the run's checkpoints, is
+    below the share).
     Needs bayeslaw, imported here."""
     from bayeslaw.simulate import looped_step_sweep
 
