@@ -37,24 +37,35 @@ Clopper-Pearson interval over curves).
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_figures import emit, results_header  # the script's folder is on sys.path
+from bench_converge import with_sampler  # the script's folder is on sys.path
+from bench_figures import emit, results_header
 
 import bayeslaw as bl
 from bayeslaw import constants as C
 from bayeslaw.evaluation.baseline import point_fit
 from bayeslaw.evaluation.metrics import coverage_by_curve, mape, r2
+from bayeslaw.laws.registry import law_for_columns
 from bayeslaw.simulate import looped_step_sweep
 
 SHARED = ("E", "a", "alpha", "b", "beta", "c", "gamma", "beta_H")
 
 
+# [sampler] keys and other sections' keys over the default spec's (``--sampler``, ``--set``;
+# both empty: the shipped spec as it is)
+SAMPLER: dict = {}
+SECTIONS: dict = {}
+
+
 def _fit(data: bl.LossData, seed: int, like: bl.LossData | None = None) -> bl.Fit:
-    return bl.fit(data, seed=seed, progress=False, like=like)
+    spec = (with_sampler(law_for_columns(set(data.frame.columns)), SAMPLER, SECTIONS)
+            if SAMPLER or SECTIONS else None)
+    return bl.fit(data, spec, seed=seed, progress=False, like=like)
 
 
 def recovery(seed: int, figure: Path | None = None) -> list[str]:
@@ -256,7 +267,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--splits", help="only the backtest splits whose name contains this "
                         "(e.g. 'sizes')")
     parser.add_argument("--figure", type=Path, help="save the q-logged fit's grid figure here")
+    parser.add_argument("--sampler", action="append", default=[], metavar="KEY=JSON",
+                        help="a [sampler] key over the default spec's, its value as JSON, "
+                        "e.g. 'target_accept=0.99' (repeatable; for selection runs)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=JSON",
+                        help="a key of another section over the default spec's, e.g. "
+                        "'reference.D=2e8' (a change of the model; repeatable)")
     args = parser.parse_args(argv)
+    for item in args.set:
+        key, _, value = item.partition("=")
+        section, dot, name = key.strip().partition(".")
+        try:
+            if not dot or not name:
+                raise ValueError("the key is not SECTION.KEY")
+            SECTIONS.setdefault(section, {})[name] = json.loads(value)
+        except (ValueError, json.JSONDecodeError) as exc:
+            raise SystemExit(f"--set {item!r}: {exc}") from None
+    for item in args.sampler:
+        key, _, value = item.partition("=")
+        try:
+            SAMPLER[key.strip()] = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"--sampler {item!r}: the value is not JSON ({exc})") from None
     lines = [*results_header("Step-wise losses: recovery and backtests", "bench_steps.py"), ""]
     if args.only in (None, "recovery"):
         lines += recovery(args.seed, args.figure)
