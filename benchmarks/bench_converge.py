@@ -68,6 +68,30 @@ def with_sampler(spec: str | dict, sampler: dict[str, Any],
     return d
 
 
+def parse_overrides(sampler_items: list[str], set_items: list[str]
+                    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """``--sampler KEY=JSON`` and ``--set SECTION.KEY=JSON`` items as :func:`with_sampler`'s
+    ``sampler`` and ``sections``; a malformed item exits with its message."""
+    sampler: dict[str, Any] = {}
+    for item in sampler_items:
+        key, _, value = item.partition("=")
+        try:
+            sampler[key.strip()] = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"--sampler {item!r}: the value is not JSON ({exc})") from None
+    sections: dict[str, dict[str, Any]] = {}
+    for item in set_items:
+        key, _, value = item.partition("=")
+        section, dot, name = key.strip().partition(".")
+        try:
+            if not dot or not name:
+                raise ValueError("the key is not SECTION.KEY")
+            sections.setdefault(section, {})[name] = json.loads(value)
+        except (ValueError, json.JSONDecodeError) as exc:
+            raise SystemExit(f"--set {item!r}: {exc}") from None
+    return sampler, sections
+
+
 def fit_one(pair: Any, seed: int, sampler: dict[str, Any] | None = None,
             sections: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Fit ``pair`` with ``seed`` (and the ``[sampler]`` keys ``sampler`` and the other
@@ -192,23 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     pairs = load_pairs()
     chosen = pairs.select(args.pairs)
     seeds = [int(s) for s in args.seeds.split(",") if s]
-    sampler = {}
-    for item in args.sampler:
-        key, _, value = item.partition("=")
-        try:
-            sampler[key.strip()] = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise SystemExit(f"--sampler {item!r}: the value is not JSON ({exc})") from None
-    sections: dict[str, dict[str, Any]] = {}
-    for item in args.set:
-        key, _, value = item.partition("=")
-        section, dot, name = key.strip().partition(".")
-        try:
-            if not dot or not name:
-                raise ValueError("the key is not SECTION.KEY")
-            sections.setdefault(section, {})[name] = json.loads(value)
-        except (ValueError, json.JSONDecodeError) as exc:
-            raise SystemExit(f"--set {item!r}: {exc}") from None
+    sampler, sections = parse_overrides(args.sampler, args.set)
     rows = read_rows(args.csv)
     done = {(r["pair"], int(r["seed"])) for r in rows if not r.get("error")}
     print(f"rows -> {args.csv}", flush=True)

@@ -37,13 +37,12 @@ Clopper-Pearson interval over curves).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_converge import with_sampler  # the script's folder is on sys.path
+from bench_converge import parse_overrides, with_sampler  # the script's folder is on sys.path
 from bench_figures import emit, results_header
 
 import bayeslaw as bl
@@ -274,21 +273,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="a key of another section over the default spec's, e.g. "
                         "'reference.D=2e8' (a change of the model; repeatable)")
     args = parser.parse_args(argv)
-    for item in args.set:
-        key, _, value = item.partition("=")
-        section, dot, name = key.strip().partition(".")
-        try:
-            if not dot or not name:
-                raise ValueError("the key is not SECTION.KEY")
-            SECTIONS.setdefault(section, {})[name] = json.loads(value)
-        except (ValueError, json.JSONDecodeError) as exc:
-            raise SystemExit(f"--set {item!r}: {exc}") from None
-    for item in args.sampler:
-        key, _, value = item.partition("=")
-        try:
-            SAMPLER[key.strip()] = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise SystemExit(f"--sampler {item!r}: the value is not JSON ({exc})") from None
+    sampler, sections = parse_overrides(args.sampler, args.set)
+    SAMPLER.update(sampler)
+    SECTIONS.update(sections)
     lines = [*results_header("Step-wise losses: recovery and backtests", "bench_steps.py"), ""]
     if args.only in (None, "recovery"):
         lines += recovery(args.seed, args.figure)

@@ -37,18 +37,19 @@ for k in ("n_steps", "step_size", "depth", "num_eigenvalues", "mean_tree_accept"
     print(f"{k} by chain {np.round(stats[k].values.mean(axis=1), 3).tolist()}")
 post = fit.idata.posterior
 ess = az.ess(post)
-print("worst bulk ESS", sorted((round(float(np.min(ess[v].values))), v) for v in ess.data_vars)[:12])
+worst = sorted((round(float(np.min(ess[name].values))), name) for name in ess.data_vars)
+print("worst bulk ESS", worst[:12])
 x = post["E_a_alpha_slope_slopesplit__"].values
-v, l, s = (x[..., i] for i in range(3))
+share, slope = x[..., 1], x[..., 2]  # l and s
 print("sd of v, l, s", np.round(x.reshape(-1, 3).std(0), 4).tolist())
-for c in range(l.shape[0]):
-    lc = l[c]
+for c in range(share.shape[0]):
+    lc = share[c]
     ac = [round(float(np.corrcoef(lc[:-k], lc[k:])[0, 1]), 2) for k in (1, 5, 10, 20, 50)]
     print(f"chain {c}: l mean {lc.mean():.3f} sd {lc.std():.3f}; autocorrelation at lags "
           f"1, 5, 10, 20, 50: {ac}")
-L, S = l.ravel(), s.ravel()
+L, S = share.ravel(), slope.ravel()
 edges = np.quantile(L, np.linspace(0, 1, 8))
-for lo, hi in zip(edges[:-1], edges[1:]):
+for lo, hi in zip(edges[:-1], edges[1:], strict=True):
     m = (L >= lo) & (L <= hi)
     print(f"l in [{lo:.2f}, {hi:.2f}]: s mean {S[m].mean():.3f} sd {S[m].std():.4f}")
 for name in sorted(post.data_vars):
