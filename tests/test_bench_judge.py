@@ -213,3 +213,24 @@ def test_the_peer_benchmarks_early_cut_is_the_specs_and_names_its_widening():
     assert peers.widening_key(peers.parse_args(["--min-portion", "0.1", "--reference-d",
                                                 "0.316"])) == \
         "curve_bend --min-portion 0.1 --reference-d 0.316"
+
+
+def test_overrides_of_the_selection_runs_parse_and_name_a_bad_item():
+    """``--sampler KEY=JSON`` / ``--set SECTION.KEY=JSON`` (bench_converge, bench_steps) give
+    the sections merged over a spec; a malformed item exits naming it."""
+    path = BENCH.parent / "bench_converge.py"
+    spec = importlib.util.spec_from_file_location("bench_converge", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sampler, sections = module.parse_overrides(
+        ["target_accept=0.99", "slope_split=[\"E\", \"a\", \"alpha\"]"],
+        ["reference.D=2e8", "priors.b={\"dist\": \"LogNormal\", \"mu\": 0.0, \"sigma\": 1}"])
+    assert sampler == {"target_accept": 0.99, "slope_split": ["E", "a", "alpha"]}
+    assert sections == {"reference": {"D": 2e8},
+                        "priors": {"b": {"dist": "LogNormal", "mu": 0.0, "sigma": 1}}}
+    merged = module.with_sampler("chinchilla", sampler, sections)
+    assert merged["sampler"]["target_accept"] == 0.99 and merged["reference"]["D"] == 2e8
+    assert merged["priors"]["b"]["mu"] == 0.0 and "alpha" in merged["priors"]  # others kept
+    for bad, words in ((["draws=x"], "--sampler 'draws=x'"), ([], "--set 'D=1'")):
+        with pytest.raises(SystemExit, match=words):
+            module.parse_overrides(bad, [] if bad else ["D=1"])
