@@ -22,6 +22,7 @@ import pandas as pd
 
 from . import constants as C
 from .data.table import run_label
+from .errors import ArgumentError
 from .model.arithmetic import link_value
 from .model.noise import draw_curves, noise_scale, previous_rows, standard_noise
 from .spec.catalog import load_spec
@@ -266,15 +267,26 @@ STEP_TRUTH: dict[str, float] = {**DEFAULT_TRUTH, "c": 0.2, "gamma": 0.6, "beta_H
 STEP_EFFECT_SD: dict[str, float] = {**DEFAULT_EFFECT_SD, "c": 0.1, "gamma": 0.08}
 
 
-def exit_probabilities(T_m: int, power: float = STEP_TRUTH["lambda_q"]) -> np.ndarray:
-    """The exit distribution over steps ``1..T_m``: ``q(T)`` proportional to ``T^power``."""
+def exit_probabilities(T_m: int, power: float | Mapping[float, float] = STEP_TRUTH["lambda_q"]
+                      ) -> np.ndarray:
+    """The exit distribution over steps ``1..T_m``: ``q(T)`` proportional to ``T^power``.
+
+    ``power`` is one exponent, or a mapping from ``T_m`` to each depth's exponent (a gate that
+    learned a different exit distribution at each depth).
+    """
+    if isinstance(power, Mapping):
+        if float(T_m) not in {float(k) for k in power}:
+            raise ArgumentError(f"no exit exponent for T_m = {T_m:g}: the mapping has "
+                                f"{sorted(float(k) for k in power)}; give one for every T_m")
+        power = {float(k): v for k, v in power.items()}[float(T_m)]
     w = np.arange(1, int(T_m) + 1, dtype=float) ** power
     return w / w.sum()
 
 
 def step_design(*, N: Sequence[float] = SWEEP_N, T_m: Sequence[float] = SWEEP_T_M,
                 D: Sequence[float] = tuple(np.geomspace(1e8, 2e10, 30)), totals: bool = True,
-                power: float = STEP_TRUTH["lambda_q"]) -> pd.DataFrame:
+                power: float | Mapping[float, float] = STEP_TRUTH["lambda_q"]
+                ) -> pd.DataFrame:
     """A step table's rows, the loss left at 1.
 
     Every run's rows at each exit step ``T = 1..T_m`` of each checkpoint ``D`` (with the
@@ -297,6 +309,7 @@ def step_design(*, N: Sequence[float] = SWEEP_N, T_m: Sequence[float] = SWEEP_T_
 
 def looped_step_sweep(*, seed: int = SWEEP_SEED, q_logged: bool = True, totals: bool = True,
                       params: Mapping[str, float] | None = None, sigma: float = 0.01,
+                      exit_powers: Mapping[float, float] | None = None,
                       **design_options: Any) -> tuple[pd.DataFrame, Truth]:
     """A synthetic looped sweep with step losses, a known exit distribution and entropy weight.
 
@@ -307,11 +320,15 @@ def looped_step_sweep(*, seed: int = SWEEP_SEED, q_logged: bool = True, totals: 
     :func:`exit_probabilities`), crossed N and T_m effects (:data:`STEP_EFFECT_SD`) and
     Student-t noise of scale ``sigma`` per curve (spread 0.3).  ``q_logged=False`` drops the
     column ``q`` (a latent exit distribution); ``totals=False`` leaves out the total rows.
+    ``exit_powers`` maps each ``T_m`` to its own exponent in place of ``lambda_q`` (an exit
+    distribution that differs by depth); the truth then holds each depth's exponent less
+    ``lambda_q`` as the effect ``lambda_q_by_T_m``.
     """
     from .data.table import load
 
     truth = dict(params or STEP_TRUTH)
-    table = step_design(totals=totals, power=truth["lambda_q"], **design_options)
+    power = truth["lambda_q"] if exit_powers is None else exit_powers
+    table = step_design(totals=totals, power=power, **design_options)
     spec = load_spec(law="looped_steps")
     names = set(spec.law_obj.param_names)
     loaded = load(table).frame
@@ -323,4 +340,8 @@ def looped_step_sweep(*, seed: int = SWEEP_SEED, q_logged: bool = True, totals: 
     out = table.drop(columns=C.LOSS).merge(losses, on=[C.RUN, C.D, C.T_STEP], how="left")
     if not q_logged:
         out = out.drop(columns=C.Q_EXIT)
-    return out, Truth(truth, drawn.effects, drawn.sigma_run, drawn.nu)
+    effects = dict(drawn.effects)
+    if exit_powers is not None:
+        effects["lambda_q_by_T_m"] = {float(t): float(v) - truth["lambda_q"]
+                                      for t, v in exit_powers.items()}
+    return out, Truth(truth, effects, drawn.sigma_run, drawn.nu)

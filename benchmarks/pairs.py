@@ -296,8 +296,12 @@ def colpret_gpt3() -> pd.DataFrame:
 
 
 
+#: The exit exponents by depth of the ``steps_sim_depths`` table (T_m -> exponent).
+EXIT_POWERS = {2.0: 0.3, 4.0: 1.0, 8.0: 1.8}
+
+
 def steps_simulated(q_logged: bool = True, half: bool = False,
-                    prefix: float | None = None) -> pd.DataFrame:
+                    prefix: float | None = None, depths: bool = False) -> pd.DataFrame:
     """The simulated looped sweep with step losses (``bayeslaw.simulate.looped_step_sweep``,
     its default seed): the bundled sweep's sizes and depths, every exit step and the totals at
     30 checkpoints; ``q_logged=False`` drops the exit distribution (the latent law's table),
@@ -305,11 +309,15 @@ def steps_simulated(q_logged: bool = True, half: bool = False,
     the step benchmark's prefix fits did not converge on); ``prefix`` keeps that share of
     every curve's checkpoints as ``bench_steps.py``'s prefix splits do (a checkpoint is kept
     when its position in its run, counted from 0 and divided by the run's checkpoints, is
-    below the share).
+    below the share); ``depths`` simulates the exit exponents of :data:`EXIT_POWERS`, one per
+    T_m, and logs the entropy weight (``looped_steps_latent_depths``' table).
     Needs bayeslaw, imported here."""
     from bayeslaw.simulate import looped_step_sweep
 
-    table, _ = looped_step_sweep(q_logged=q_logged)
+    table, truth = looped_step_sweep(q_logged=q_logged,
+                                     exit_powers=EXIT_POWERS if depths else None)
+    if depths:
+        table = table.assign(entropy_weight=truth.params["beta_H"])
     if prefix is not None:
         runs = table.groupby("run")["D"]
         position = (runs.rank(method="dense") - 1) / runs.transform("nunique")
@@ -341,6 +349,7 @@ TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     "steps_sim_latent": partial(steps_simulated, q_logged=False),
     "steps_sim_quarter": partial(steps_simulated, prefix=0.25),
     "steps_sim_latent_half": partial(steps_simulated, q_logged=False, half=True),
+    "steps_sim_depths": partial(steps_simulated, q_logged=False, depths=True),
 }
 
 _MISFITTING = ("misfitting curves past 10% of each run and 1e9 tokens, <= 12 checkpoints per "
@@ -396,6 +405,9 @@ _PAIRS = (
     Pair("looped_steps_latent@steps_sim_latent_half", "looped_steps_latent",
          TABLES["steps_sim_latent_half"], "the latent sweep, first half of every curve's "
          "checkpoints (a sweep in progress)"),
+    Pair("looped_steps_latent_depths@steps_sim_depths", "looped_steps_latent_depths",
+         TABLES["steps_sim_depths"], "the latent sweep with exit exponents 0.3 / 1.0 / 1.8 at "
+         "T_m = 2 / 4 / 8 and the entropy weight logged"),
 )
 #: The pairs by name.
 PAIRS: dict[str, Pair] = {p.name: p for p in _PAIRS}

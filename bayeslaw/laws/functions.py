@@ -141,10 +141,12 @@ def looped_steps_latent(xp: Any, cov: Mapping[str, Any], theta: Mapping[str, Any
     over the steps ``T <= T_m`` (log-odds ``z_T = lambda_q ln T``): a total row's weights
     mark the steps it may exit at, a step row's its one step (where ``q`` is one-hot and
     ``H(q) = 0``).  The entropy term applies on total rows
-    (:data:`bayeslaw.constants.EXIT_LATENT`).  One exponent, not a free distribution: a run's
-    totals pin one number about its ``q`` (their level above the steps' law), so a free ``q``
-    by run or by T_m rests on its prior (seven free log-odds did not mix on the simulated
-    sweep; that run was not saved).
+    (:data:`bayeslaw.constants.EXIT_LATENT`).  A family with one exponent, not a free
+    distribution: the step term does not depend on D, so a run's totals pin one number about
+    its ``q`` (their level above the steps' law) and a free ``q`` by run would rest on its
+    prior.  The exponent may vary by ``T_m`` (the spec ``looped_steps_latent_depths``, an
+    effect on ``lambda_q``), identified when the table's ``entropy_weight`` fixes ``beta_H``
+    (``tests/laws/test_looped_steps.py`` shows the ridge otherwise).
     """
     allowed = [cov[c] for c in EXIT_WEIGHTS]
     z = [theta["lambda_q"] * np.log(np.float64(k)) for k in range(1, len(allowed) + 1)]

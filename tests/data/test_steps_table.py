@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -170,6 +172,37 @@ def test_the_entropy_weight_fixes_beta_H_unless_the_user_says_otherwise():
     named = resolve_spec("looped_steps", law=None, columns=data.columns,
                          data_fixed=fixed_by_data(data.frame))
     assert named.fixed["beta_H"] == 0.05
+
+
+def test_exit_exponents_by_depth_in_the_simulator():
+    powers = {2: 0.3, 4: 1.0, 8: 1.8}
+    frame = step_design(N=(1e8,), T_m=(2, 4, 8), D=(1e9,), power=powers)
+    for T_m, power in powers.items():
+        q = frame.loc[(frame[C.T_M] == T_m) & frame[C.T_STEP].notna(), C.Q_EXIT].to_numpy()
+        w = np.arange(1, T_m + 1, dtype=float) ** power
+        assert np.allclose(q, w / w.sum(), rtol=1e-14)
+    with pytest.raises(bl.ArgumentError, match=r"no exit exponent for T_m = 8: the mapping "
+                                                r"has \[2.0, 4.0\]"):
+        exit_probabilities(8, {2: 0.3, 4: 1.0})
+
+
+def test_exponents_by_depth_warn_unless_the_entropy_weight_fixes_beta_H():
+    """``looped_steps_latent_depths`` with ``beta_H`` sampled is not identified
+    (``tests/laws/test_looped_steps.py`` shows the ridge): a warning says what to add."""
+    from bayeslaw.inference.sampling import _resolved
+
+    latent = table().drop(columns=C.Q_EXIT)
+    with pytest.warns(bl.BayeslawWarning, match=r"lambda_q varies by T_m while beta_H is "
+                                                r"sampled.*add the table's entropy_weight"):
+        spec = _resolved("looped_steps_latent_depths", None, bl.load(latent))
+    assert "beta_H" in spec.free_params
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spec = _resolved("looped_steps_latent_depths", None,
+                         bl.load(latent.assign(entropy_weight=0.05)))
+        assert spec.fixed["beta_H"] == 0.05
+        assert [e.group for e in spec.effects if e.param == "lambda_q"] == ["T_m"]
+        _resolved("looped_steps_latent", None, bl.load(latent))  # one exponent: no warning
 
 
 @pytest.mark.parametrize("law", ["looped_steps", "looped_steps_latent"])

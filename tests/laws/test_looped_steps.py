@@ -87,3 +87,37 @@ def test_textbook_coefficients_and_default_laws():
     assert law_for_columns(base | {C.EXIT_LATENT}) == "looped_steps_latent"
     assert law_for_columns({"run", "N", "D", "T_m", "loss"}) == "looped_total"
     assert math.isclose(hand_step(3e8, 1e9, 4), 1.8 + 0.6 + 0.6 + 0.2)
+
+
+def _latent_total(N: float, D: float, T_m: int, power: float, beta_H: float) -> float:
+    theta = {**THETA, "lambda_q": power, "beta_H": beta_H}
+    return float(evaluate(get_law("looped_steps_latent"),
+                          covariates(N, D, [1.0] * T_m, latent=1.0), theta, REF)[0])
+
+
+def test_exponents_by_depth_and_beta_H_trade_along_a_ridge():
+    """Why ``looped_steps_latent_depths`` needs the logged entropy weight (and bayeslaw warns
+    without it): with an exponent per depth, a different ``beta_H`` and exponents solved so
+    that each depth's total sits at the same level above the steps' law give the same total
+    at every size and token count, so the totals cannot tell them apart.  With one exponent
+    for every depth they can: the exponent that matches ``T_m = 2`` misses ``T_m = 8``."""
+    from scipy.optimize import brentq
+
+    truth = {2: 0.3, 4: 1.0, 8: 1.8}
+    other = {}
+    for T_m, power in truth.items():
+        level = _latent_total(1e8, 2e9, T_m, power, 0.05)
+        other[T_m] = brentq(lambda p, T_m=T_m, level=level:
+                            _latent_total(1e8, 2e9, T_m, p, 0.09) - level, -3.0, 8.0, xtol=1e-14)
+        assert abs(other[T_m] - power) > 0.05  # a different exit distribution ...
+    for N in (5e7, 1e9):  # ... with the same totals everywhere
+        for D in (1e8, 3e9, 2e10):
+            for T_m, power in truth.items():
+                assert _latent_total(N, D, T_m, other[T_m], 0.09) == pytest.approx(
+                    _latent_total(N, D, T_m, power, 0.05), rel=1e-11)
+    # one exponent for every depth (looped_steps_latent): the one that keeps T_m = 2's totals
+    # with beta_H = 0.09 moves T_m = 8's by more than the sweep's noise (0.01 nats a point)
+    level = _latent_total(1e8, 2e9, 2, 1.0, 0.05)
+    shared = brentq(lambda p: _latent_total(1e8, 2e9, 2, p, 0.09) - level, -3.0, 8.0)
+    moved = _latent_total(1e8, 2e9, 8, shared, 0.09) - _latent_total(1e8, 2e9, 8, 1.0, 0.05)
+    assert abs(moved) > 0.01, moved

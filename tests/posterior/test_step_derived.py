@@ -67,6 +67,25 @@ def test_total_loss_under_a_given_q_and_under_the_latent_q(fits):
         bl.total_loss(fits["looped_steps"], N, D, 4, q=[0.5, 0.5])
 
 
+def test_the_latent_total_at_a_depth_uses_that_depths_exponent():
+    """``looped_steps_latent_depths``: the total at a fitted depth is the latent law's total
+    with the draw's exponent for that depth (``lambda_q`` plus its ``T_m`` level)."""
+    frame, _ = looped_step_sweep(q_logged=False, N=(1e8, 3e8, 1e9), T_m=(2, 4),
+                                 D=tuple(np.geomspace(1e8, 2e10, 5)), seed=2)
+    spec = bl.load_spec({"effects": [{"param": "lambda_q", "group": "T_m", "scale": {
+        "dist": "HalfNormal", "sigma": 1.0}}]}, law="looped_steps_latent")
+    fit = prior_fit(spec, bl.load(frame), seed=4, draws=20)
+    by_depth = fit.idata.posterior["lambda_q_by_T_m"].stack(s=("chain", "draw"))
+    for T_m in (2, 4):
+        lam = fit.draws("lambda_q") + by_depth.sel(T_m_level=float(T_m)).to_numpy()
+        w = np.arange(1, T_m + 1, dtype=float)[None, :] ** lam[:, None]
+        q = w / w.sum(axis=1, keepdims=True)
+        hand = (sum(q[:, k] * step_by_hand(fit, k + 1) for k in range(T_m))
+                + fit.draws("beta_H") * np.sum(q * np.log(q), axis=1))
+        np.testing.assert_allclose(bl.total_loss(fit, N, D, T_m).draws, hand, rtol=1e-10)
+    assert np.ptp(by_depth.to_numpy()) > 0.1  # the depths' exponents differ in the draws
+
+
 def test_best_T_m_compares_the_totals(fits):
     fit = fits["looped_steps"]
     q = {2: [0.5, 0.5], 4: [0.25] * 4, 8: [0.125] * 8}
