@@ -275,10 +275,11 @@ def exit_probabilities(T_m: int, power: float | Mapping[float, float] = STEP_TRU
     learned a different exit distribution at each depth).
     """
     if isinstance(power, Mapping):
-        if float(T_m) not in {float(k) for k in power}:
+        by_depth = {float(k): v for k, v in power.items()}
+        if float(T_m) not in by_depth:
             raise ArgumentError(f"no exit exponent for T_m = {T_m:g}: the mapping has "
-                                f"{sorted(float(k) for k in power)}; give one for every T_m")
-        power = {float(k): v for k, v in power.items()}[float(T_m)]
+                                f"{sorted(by_depth)}; give one for every T_m")
+        power = by_depth[float(T_m)]
     w = np.arange(1, int(T_m) + 1, dtype=float) ** power
     return w / w.sum()
 

@@ -184,8 +184,9 @@ def _resolved(spec: Any, law: str | None, data: LossData) -> ModelSpec:
                           f"as a ModelSpec has {({k: out.fixed.get(k) for k in differ})} "
                           "(None: sampled); fitting the spec as given", BayeslawWarning,
                           stacklevel=3)
+    # an effect on lambda_q passed the parser, so the law is the latent one and has beta_H
     varying = sorted({e.group for e in out.effects if e.param == "lambda_q"})
-    if varying and "lambda_q" in out.law_obj.param_names and "beta_H" not in out.fixed:
+    if varying and "beta_H" not in out.fixed:
         warnings.warn(f"the latent exit exponent lambda_q varies by {', '.join(varying)} while "
                       "beta_H is sampled: the totals pin one number per level (their level "
                       "above the steps' law), too few for both, and the chains drift along a "

@@ -121,3 +121,17 @@ def test_exponents_by_depth_and_beta_H_trade_along_a_ridge():
     shared = brentq(lambda p: _latent_total(1e8, 2e9, 2, p, 0.09) - level, -3.0, 8.0)
     moved = _latent_total(1e8, 2e9, 8, shared, 0.09) - _latent_total(1e8, 2e9, 8, 1.0, 0.05)
     assert abs(moved) > 0.01, moved
+
+
+def test_the_depths_spec_is_the_latent_spec_with_the_exponent_by_depth():
+    """``looped_steps_latent_depths`` repeats ``looped_steps_latent``'s effects (a spec's
+    effects are replaced whole when merged): they stay equal, the exponent's effect added."""
+    from bayeslaw.spec.catalog import load_spec
+
+    latent, depths = load_spec("looped_steps_latent"), load_spec("looped_steps_latent_depths")
+    assert depths.law == latent.law == "looped_steps_latent"
+    extra = [e for e in depths.effects if e.param == "lambda_q"]
+    assert [(e.group, e.pooling) for e in extra] == [("T_m", "partial")]
+    assert [e for e in depths.effects if e.param != "lambda_q"] == list(latent.effects)
+    assert {**depths.to_dict(), "effects": None, "description": None} == {
+        **latent.to_dict(), "effects": None, "description": None}
