@@ -175,6 +175,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--mode", choices=("pooled", "alone"), default="pooled")
     p.add_argument("--datasets", help=f"comma-separated, of {', '.join(DATASETS)} (default: "
                    f"all; with --selection {', '.join(SELECTION)})")
+    p.add_argument("--method", choices=("nuts", "by_curve"), default="nuts",
+                   help="bayeslaw.fit's method: nuts (one joint fit, the default) or by_curve "
+                   "(the shared values estimated from every curve, then each curve sampled "
+                   "by itself given them: bayeslaw.inference.by_curve)")
     p.add_argument("--draws", type=int)
     p.add_argument("--tune", type=int)
     p.add_argument("--chains", type=int)
@@ -333,7 +337,8 @@ def fit_context(context: pd.DataFrame, spec: object, args: argparse.Namespace) -
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bl.ConvergenceWarning)
         return bl.fit(bl.load(one_row_per_point(context)), spec, seed=args.seed,
-                      draws=args.draws, tune=args.tune, chains=args.chains, progress=False)
+                      draws=args.draws, tune=args.tune, chains=args.chains, progress=False,
+                      method=getattr(args, "method", "nuts"))
 
 
 def learn_widening(frame: pd.DataFrame, spec: object, args: argparse.Namespace) -> bl.Widening:
@@ -621,7 +626,7 @@ def header(args: argparse.Namespace, argv: list[str]) -> str:
              f"Mode: {args.mode}; spec: {args.spec} (reference D = {args.reference_d:g}); "
              "draws / tune / chains: "
              f"{args.draws or 'spec'} / {args.tune or 'spec'} / {args.chains or 'spec'}; "
-             f"seed {args.seed}"]
+             f"seed {args.seed}; method {args.method}"]
     if args.max_context is not None:
         lines.append(f"Context thinned: at most {args.max_context} points per curve, evenly "
                      "in log x (--max-context); the published rows used every point.")

@@ -246,10 +246,16 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
                          target_accept=target_accept)
     _check_method(method, strict, seed)
     progress = default_progress() if progress is None else bool(progress)
-    plan = make_plan(spec, like if like is not None else data, data)
-    if method == "nuts":
+    if method == "by_curve":  # runs of ``like`` not in ``data`` are new curves to it
+        from .by_curve import fit_by_curve
+
+        idata, sampled = fit_by_curve(data, spec, settings, seed, _sample)
+        idata = _posterior_only(idata)
+    elif method == "nuts":
+        plan = make_plan(spec, like if like is not None else data, data)
         idata, sampled = _sample(plan, data, settings, seed, progress)
     else:
+        plan = make_plan(spec, like if like is not None else data, data)
         idata, sampled = _approximate(plan, data, settings, seed, method)
     print(timing_line(method, sampled), file=sys.stderr, flush=True)
     result = Fit.from_draws(_posterior_only(idata), spec, data,
@@ -348,10 +354,10 @@ def _check_method(method: str, strict: bool, seed: Any = 0) -> None:
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
         raise ArgumentError(f"seed must be a whole number from 0 to {2**32 - 1}, got {seed}")
 
-    if method not in ("nuts", *APPROXIMATE):
-        raise ArgumentError(f"method must be one of 'nuts', 'laplace', 'pathfinder', got "
-                            f"{method!r}")
-    if method != "nuts" and strict:
+    if method not in ("nuts", "by_curve", *APPROXIMATE):
+        raise ArgumentError(f"method must be one of 'nuts', 'by_curve', 'laplace', "
+                            f"'pathfinder', got {method!r}")
+    if method in APPROXIMATE and strict:
         raise ConvergenceError(f"strict=True needs MCMC diagnostics, and method={method!r} "
                                "gives an approximation with none: use method='nuts'")
 
@@ -370,9 +376,12 @@ def timing_line(method: str, info: Mapping[str, Any]) -> str:
                          "a funnel's neck)" if held else ""))
     if "pilot_s" in info:
         parts.append(f"pilot {info['pilot_s']:.1f} s (within the warm start)")
+    if "first_pass_s" in info:
+        parts.append(f"first pass {info['first_pass_s']:.1f} s")
     if "sample_s" in info:
-        parts.append(f"{'sampling' if method == 'nuts' else method} {info['sample_s']:.1f} s")
-    label = "" if method == "nuts" else f" ({method}, approximate)"
+        parts.append(f"{'sampling' if method in ('nuts', 'by_curve') else method} "
+                     f"{info['sample_s']:.1f} s")
+    label = {"nuts": "", "by_curve": " (by curve)"}.get(method, f" ({method}, approximate)")
     return f"bayeslaw fit{label}: " + ", ".join(parts)
 
 

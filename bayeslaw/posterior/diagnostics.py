@@ -112,10 +112,7 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None, *,
         rhat = az.rhat(idata, var_names=names)
         ess_b = az.ess(idata, var_names=names, method="bulk")
         ess_t = az.ess(idata, var_names=names, method="tail")
-        try:
-            bfmi = np.atleast_1d(az.bfmi(idata))
-        except (KeyError, AttributeError, ValueError, TypeError):  # no energy: judged NaN
-            bfmi = np.array([np.nan])
+        bfmi = _bfmi(idata)
 
     def extreme(ds: Any, pick: Any) -> tuple[float, str]:
         pairs = [(float(v), name) for name, da in ds.data_vars.items()
@@ -151,13 +148,31 @@ def diagnose(idata: Any, thresholds: Thresholds | None = None, *,
                                                      facts=facts))
 
 
+def _bfmi(idata: Any) -> np.ndarray:
+    """BFMI per chain, NaN without energy.
+
+    A fit sampled one run at a time (``method="by_curve"``) records each run's energy (dims
+    ``chain, draw, run``): then per chain and run.
+    """
+    import arviz as az
+
+    try:
+        energy = idata.sample_stats["energy"]
+        if energy.ndim == 3:
+            return np.concatenate([np.atleast_1d(az.bfmi(energy.values[..., i]))
+                                   for i in range(energy.shape[2])])
+        return np.atleast_1d(az.bfmi(idata))
+    except (KeyError, AttributeError, ValueError, TypeError):  # no energy: judged NaN
+        return np.array([np.nan])
+
+
 def judge(idata: Any, method: str, thresholds: Thresholds, *, derived: tuple[str, ...] = (),
           settings: Any = None, facts: LevelFacts | None = None) -> Diagnostics:
     """The diagnostics of a fit's draws, once: :func:`diagnose` for NUTS.
 
     None apply to an approximate ``method`` (Laplace, pathfinder): its one failure says so.
     """
-    if method != "nuts":
+    if method not in ("nuts", "by_curve"):
         nan = float("nan")
         return Diagnostics(nan, nan, nan, 0, nan, "", "", thresholds, approximate=method)
     return diagnose(idata, thresholds, derived=derived, settings=settings, facts=facts)

@@ -127,24 +127,26 @@ class Prior:
 
     def quantile(self, q: float) -> float:
         """The prior's ``q`` quantile (scipy's distribution of the same parameters)."""
+        return float(self.scipy().ppf(q))
+
+    def scipy(self) -> Any:
+        """The frozen scipy distribution of the same parameters."""
         from scipy import stats
 
         p = dict(self.params)
         if self.dist == "TruncatedNormal":
             lo, hi = p.get("lower", -np.inf), p.get("upper", np.inf)
-            d = stats.truncnorm((lo - p["mu"]) / p["sigma"], (hi - p["mu"]) / p["sigma"],
-                                loc=p["mu"], scale=p["sigma"])
-        else:
-            d = {
-                "Normal": lambda: stats.norm(p["mu"], p["sigma"]),
-                "LogNormal": lambda: stats.lognorm(p["sigma"], scale=np.exp(p["mu"])),
-                "HalfNormal": lambda: stats.halfnorm(scale=p["sigma"]),
-                "Gamma": lambda: stats.gamma(p["alpha"], scale=1.0 / p["beta"]),
-                "Exponential": lambda: stats.expon(scale=1.0 / p["lam"]),
-                "Uniform": lambda: stats.uniform(p["lower"], p["upper"] - p["lower"]),
-                "Beta": lambda: stats.beta(p["alpha"], p["beta"]),
-            }[self.dist]()
-        return float(d.ppf(q))
+            return stats.truncnorm((lo - p["mu"]) / p["sigma"], (hi - p["mu"]) / p["sigma"],
+                                   loc=p["mu"], scale=p["sigma"])
+        return {
+            "Normal": lambda: stats.norm(p["mu"], p["sigma"]),
+            "LogNormal": lambda: stats.lognorm(p["sigma"], scale=np.exp(p["mu"])),
+            "HalfNormal": lambda: stats.halfnorm(scale=p["sigma"]),
+            "Gamma": lambda: stats.gamma(p["alpha"], scale=1.0 / p["beta"]),
+            "Exponential": lambda: stats.expon(scale=1.0 / p["lam"]),
+            "Uniform": lambda: stats.uniform(p["lower"], p["upper"] - p["lower"]),
+            "Beta": lambda: stats.beta(p["alpha"], p["beta"]),
+        }[self.dist]()
 
 
 @dataclass(frozen=True)
