@@ -76,8 +76,12 @@ def _add_fit_parser(sub: Any) -> None:
     p.add_argument("--xscale", choices=("log", "linear"), default="log",
                    help="token axis of the grid figures (default log; linear as in the Ouro "
                         "paper's figures)")
-    p.add_argument("--method", choices=("nuts", "laplace", "pathfinder"), default="nuts",
-                   help="nuts (default) samples the posterior; laplace draws from the "
+    p.add_argument("--method", choices=("nuts", "by_curve", "laplace", "pathfinder"),
+                   default="nuts",
+                   help="nuts (default) samples the posterior; by_curve (a table of curves: "
+                        "curve_bend) estimates the values the curves share, then samples each "
+                        "curve by itself given them (empirical Bayes: faster on many curves, "
+                        "the shared values' uncertainty left out); laplace draws from the "
                         "normal approximation at the mode for a first look; pathfinder "
                         "(bayeslaw[approx]) took about as long as nuts through this command "
                         "on the bundled sweep and missed it on every table measured (docs: "

@@ -139,12 +139,23 @@ def _lognormal_logpdf(u: np.ndarray, mu: float, sd: float) -> np.ndarray:
     return stats.norm.logpdf(u, mu, sd)
 
 
+def _kernel_logpdf(u: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """A Gaussian kernel density of draws ``u`` (Scott's bandwidth), in log, at ``at``."""
+    h = 1.06 * max(float(np.std(u)), 1e-3) * len(u) ** -0.2
+    return logsumexp(stats.norm.logpdf(np.asarray(at, float)[..., None], u, h),
+                     axis=-1) - np.log(len(u))
+
+
 def population_mode(draws: list[np.ndarray], first: tuple[float, float],
-                    centre_prior: tuple[float, float], spread_prior: Any) -> tuple[float, float]:
+                    centre_prior: tuple[float, float], spread_prior: Any,
+                    at_centre: list[np.ndarray] = ()) -> tuple[float, float]:
     """The mode of ``(mu, log s)`` of ``log x_r ~ N(mu, s)`` given every curve's data.
 
     ``draws[r]`` are curve r's first-pass draws of ``log x_r`` under ``N(first)``; its
     marginal likelihood at ``(mu, s)`` is the mean of ``N(u; mu, s) / N(u; first)`` over them.
+    A curve of ``at_centre`` takes the centre itself (``x_r = exp(mu)``: a noise scale of a
+    curve with fewer than ``sigma_min_points`` points): its likelihood at ``mu`` is its
+    first-pass posterior density there (a kernel density of its draws) over ``N(first)``.
     The hyperpriors: ``mu ~ N(centre_prior)``, ``s`` the spec's spread prior (its log
     density at ``s``, with the Jacobian of ``log s``).
     """
@@ -154,11 +165,14 @@ def population_mode(draws: list[np.ndarray], first: tuple[float, float],
         mu, s = theta[0], float(np.exp(theta[1]))
         total = sum(logsumexp(stats.norm.logpdf(u, mu, s) - b) - np.log(len(u))
                     for u, b in zip(draws, base, strict=True))
+        total += sum(float(_kernel_logpdf(u, mu)) for u in at_centre)
+        total -= len(at_centre) * float(_lognormal_logpdf(mu, *first))
         hyper = (stats.norm.logpdf(mu, *centre_prior) + spread_prior.logpdf(s) + np.log(s))
         return -float(total + hyper)
 
-    means = np.array([np.mean(u) for u in draws])
-    start = np.array([means.mean(), np.log(max(means.std(), 1e-3))])
+    means = np.array([np.mean(u) for u in [*draws, *at_centre]])
+    spread = means.std() if len(draws) > 1 else float(spread_prior.median())
+    start = np.array([means.mean(), np.log(max(spread, 1e-3))])
     best = optimize.minimize(minus, start, method="Nelder-Mead",
                              options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 4000})
     return float(best.x[0]), float(np.exp(best.x[1]))
@@ -174,9 +188,7 @@ def shared_nu(draws: list[np.ndarray], hyper: Any) -> float:
     grid = np.log(NU_GRID)
     total = hyper.logpdf(NU_GRID) + grid  # the spec's prior, in log nu
     for u in draws:
-        h = 1.06 * max(float(np.std(u)), 1e-3) * len(u) ** -0.2
-        dens = logsumexp(stats.norm.logpdf(grid[:, None], u[None, :], h), axis=1) - np.log(len(u))
-        total = total + dens - _lognormal_logpdf(grid, *FIRST_NU)
+        total = total + _kernel_logpdf(u, grid) - _lognormal_logpdf(grid, *FIRST_NU)
     return float(NU_GRID[int(np.argmax(total))])
 
 
@@ -241,7 +253,8 @@ def estimate_shared(spec: ModelSpec, data: LossData, first: dict[str, Any]) -> d
     spread = (lk.sigma_spread.scipy() if lk.sigma_spread is not None
               else stats.halfnorm(scale=1.0))
     shared["sigma"] = population_mode([_first(first[r], "sigma") for r in own],
-                                      (mu0, sd0), (mu0, sd0), spread)
+                                      (mu0, sd0), (mu0, sd0), spread,
+                                      [_first(first[r], "sigma") for r in runs if r not in own])
     if lk.family == "student_t":
         shared["nu"] = shared_nu([_first(first[r], "nu") for r in runs], lk.nu.scipy())
     shared["own_scale"] = own
