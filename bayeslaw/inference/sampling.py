@@ -228,8 +228,11 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
         it (a training split): held-out runs stay in the model, unobserved, so their
         parameters are drawn from the population, and the compiled model is reused across
         splits.
-    method : {"nuts", "laplace", "pathfinder"}
-        ``"nuts"`` samples; ``"laplace"`` and ``"pathfinder"`` draw from an approximation
+    method : {"nuts", "by_curve", "laplace", "pathfinder"}
+        ``"nuts"`` samples; ``"by_curve"`` (a table of curves, ``curve_bend``-like specs)
+        estimates the values the curves share and samples each curve by itself given them
+        (:mod:`bayeslaw.inference.by_curve`: empirical Bayes; measured no better converged
+        than ``"nuts"``); ``"laplace"`` and ``"pathfinder"`` draw from an approximation
         for a first look (:mod:`bayeslaw.inference.approx`; the same number of draws, as one chain).
         Such a fit is labelled approximate everywhere and warns
         (:class:`ApproximationWarning`).
@@ -246,22 +249,25 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
                          target_accept=target_accept)
     _check_method(method, strict, seed)
     progress = default_progress() if progress is None else bool(progress)
-    if method == "by_curve":  # runs of ``like`` not in ``data`` are new curves to it
-        from .by_curve import fit_by_curve
-
-        idata, sampled = fit_by_curve(data, spec, settings, seed, _sample)
-        idata = _posterior_only(idata)
-    elif method == "nuts":
-        plan = make_plan(spec, like if like is not None else data, data)
-        idata, sampled = _sample(plan, data, settings, seed, progress)
-    else:
-        plan = make_plan(spec, like if like is not None else data, data)
-        idata, sampled = _approximate(plan, data, settings, seed, method)
+    idata, sampled = _draw(method, spec, data, like, settings, seed, progress)
     print(timing_line(method, sampled), file=sys.stderr, flush=True)
     result = Fit.from_draws(_posterior_only(idata), spec, data,
                             _provenance(data, seed, settings, sampled, method), thresholds)
     result.check(strict=strict)
     return result
+
+
+def _draw(method: str, spec: ModelSpec, data: LossData, like: LossData | None,
+          settings: SamplerSettings, seed: int, progress: bool) -> tuple[Any, dict[str, Any]]:
+    """The draws of ``method`` and what the sampler did."""
+    if method == "by_curve":  # runs of ``like`` not in ``data`` are new curves to it
+        from .by_curve import fit_by_curve
+
+        return fit_by_curve(data, spec, settings, seed, _sample)
+    plan = make_plan(spec, like if like is not None else data, data)
+    if method == "nuts":
+        return _sample(plan, data, settings, seed, progress)
+    return _approximate(plan, data, settings, seed, method)
 
 
 def _fitted_part(data: LossData, spec: ModelSpec) -> LossData:
