@@ -22,6 +22,8 @@ from bayeslaw.errors import SpecError
 from bayeslaw.evaluation.metrics import clopper_pearson
 from bayeslaw.inference import by_curve
 
+from ..calibration import assert_band_shares
+
 CURVES, SEED = 12, 3
 #: shapes from curve_bend's fixed priors (link scale): logit f ~ N(0, 1.1), log beta ~
 #: N(log 0.4, 0.7), logit q ~ N(1.46, 1.4); levels log m ~ N(0, 0.15); noise scales
@@ -182,11 +184,7 @@ def test_second_half_forecasts_calibrated_per_curve(curves_fit):
     fit, later, _ = curves_fit
     last = later[later["D"] == later["D"].max()]
     table = bl.predict(fit, last, probs=(0.5, 0.9), seed=SEED).table
-    for p in (0.5, 0.9):
-        k = int(((table["loss"] >= table[f"lower_{p * 100:g}"])
-                 & (table["loss"] <= table[f"upper_{p * 100:g}"])).sum())
-        low, high = clopper_pearson(k, len(table))
-        assert low <= p <= high, f"{k} of {len(table)} curves inside the {p:.0%} band"
+    assert_band_shares(table)
 
 
 def test_specs_it_cannot_split_by_curve_are_refused():

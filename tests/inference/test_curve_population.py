@@ -17,7 +17,8 @@ import pandas as pd
 import pytest
 
 import bayeslaw as bl
-from bayeslaw.evaluation.metrics import clopper_pearson
+
+from ..calibration import assert_band_shares
 
 #: population values: m (loss at D_ref), f (share above the asymptote), beta; their sds on the
 #: link scale and the correlation of log m with logit f
@@ -90,8 +91,4 @@ def test_second_half_forecasts_calibrated_per_curve(population_fit):
     fit, later = population_fit
     last = later[later["D"] == later["D"].max()]
     table = bl.predict(fit, last, probs=(0.5, 0.9), seed=SEED).table
-    for p in (0.5, 0.9):
-        k = int(((table["loss"] >= table[f"lower_{p * 100:g}"])
-                 & (table["loss"] <= table[f"upper_{p * 100:g}"])).sum())
-        low, high = clopper_pearson(k, len(table))
-        assert low <= p <= high, f"{k} of {len(table)} curves inside the {p:.0%} band"
+    assert_band_shares(table)
