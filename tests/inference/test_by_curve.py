@@ -187,6 +187,23 @@ def test_second_half_forecasts_calibrated_per_curve(curves_fit):
     assert_band_shares(table)
 
 
+@pytest.mark.slow
+def test_saved_and_loaded_with_its_per_curve_diagnostics_and_reported(curves_fit, tmp_path):
+    """The stacked draws survive the fit file (each curve's energy and divergences with them:
+    the loaded fit's diagnostics are the same), forecast the same, and make a report."""
+    from bayeslaw.posterior.result import Fit
+    from bayeslaw.report.build import build_report
+
+    fit, later, _ = curves_fit
+    back = Fit.load(fit.save(tmp_path / "fit.nc"))
+    assert back.method == "by_curve" and not back.approximate
+    assert back.diagnostics.to_dict() == fit.diagnostics.to_dict()
+    assert np.isfinite(back.diagnostics.min_bfmi)  # per curve and chain, not NaN
+    np.testing.assert_array_equal(bl.predict(back, later, seed=1).draws,
+                                  bl.predict(fit, later, seed=1).draws)
+    assert "Diagnostics" in build_report(back).to_markdown()
+
+
 def test_specs_it_cannot_split_by_curve_are_refused():
     frame, _ = simulate(SEED)
     data = bl.load(frame[frame["D"] <= 1.0])
