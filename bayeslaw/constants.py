@@ -58,6 +58,12 @@ MAX_RHAT = 1.01
 MIN_ESS = 400
 MIN_BFMI = 0.3
 
+#: The methods ``bl.fit`` takes: those that sample (MCMC diagnostics apply) and those that draw
+#: from an approximation (:mod:`bayeslaw.inference.approx`; no diagnostics apply).
+SAMPLING_METHODS = ("nuts", "by_curve")
+APPROXIMATE_METHODS = ("laplace", "pathfinder")
+METHODS = (*SAMPLING_METHODS, *APPROXIMATE_METHODS)
+
 #: Version of the saved-fit file layout; bump on incompatible change.
 FIT_FORMAT_VERSION = 1
 

@@ -76,7 +76,7 @@ def _add_fit_parser(sub: Any) -> None:
     p.add_argument("--xscale", choices=("log", "linear"), default="log",
                    help="token axis of the grid figures (default log; linear as in the Ouro "
                         "paper's figures)")
-    p.add_argument("--method", choices=("nuts", "by_curve", "laplace", "pathfinder"),
+    p.add_argument("--method", choices=C.METHODS,
                    default="nuts",
                    help="nuts (default) samples the posterior; by_curve (a table of curves: "
                         "curve_bend) estimates the values the curves share, then samples each "

@@ -24,8 +24,6 @@ import numpy as np
 
 from ..errors import BayeslawError
 
-#: The approximate methods of ``fit(method=...)``.
-METHODS = ("laplace", "pathfinder")
 #: Laplace's point may lie at most this many posterior sds (the Newton step) from the mode.
 MAX_MODE_OFFSET_SD = 0.05
 

@@ -355,15 +355,13 @@ def _check_method(method: str, strict: bool, seed: Any = 0) -> None:
 
     A seed is a whole number in [0, 2**32): what numpy, PyMC and nutpie all take.
     """
-    from .approx import METHODS as APPROXIMATE
-
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
         raise ArgumentError(f"seed must be a whole number from 0 to {2**32 - 1}, got {seed}")
 
-    if method not in ("nuts", "by_curve", *APPROXIMATE):
-        raise ArgumentError(f"method must be one of 'nuts', 'by_curve', 'laplace', "
-                            f"'pathfinder', got {method!r}")
-    if method in APPROXIMATE and strict:
+    if method not in C.METHODS:
+        raise ArgumentError(f"method must be one of {', '.join(map(repr, C.METHODS))}, "
+                            f"got {method!r}")
+    if method in C.APPROXIMATE_METHODS and strict:
         raise ConvergenceError(f"strict=True needs MCMC diagnostics, and method={method!r} "
                                "gives an approximation with none: use method='nuts'")
 
@@ -385,7 +383,7 @@ def timing_line(method: str, info: Mapping[str, Any]) -> str:
     if "first_pass_s" in info:
         parts.append(f"first pass {info['first_pass_s']:.1f} s")
     if "sample_s" in info:
-        parts.append(f"{'sampling' if method in ('nuts', 'by_curve') else method} "
+        parts.append(f"{'sampling' if method in C.SAMPLING_METHODS else method} "
                      f"{info['sample_s']:.1f} s")
     label = {"nuts": "", "by_curve": " (by curve)"}.get(method, f" ({method}, approximate)")
     return f"bayeslaw fit{label}: " + ", ".join(parts)

@@ -172,7 +172,7 @@ def judge(idata: Any, method: str, thresholds: Thresholds, *, derived: tuple[str
 
     None apply to an approximate ``method`` (Laplace, pathfinder): its one failure says so.
     """
-    if method not in ("nuts", "by_curve"):
+    if method in C.APPROXIMATE_METHODS:
         nan = float("nan")
         return Diagnostics(nan, nan, nan, 0, nan, "", "", thresholds, approximate=method)
     return diagnose(idata, thresholds, derived=derived, settings=settings, facts=facts)

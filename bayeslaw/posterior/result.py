@@ -106,7 +106,7 @@ class Fit(Posterior):
     @property
     def approximate(self) -> bool:
         """Whether the draws come from an approximation, not from NUTS."""
-        return self.method not in ("nuts", "by_curve")
+        return self.method in C.APPROXIMATE_METHODS
 
     @property
     def label(self) -> str:
