@@ -171,8 +171,9 @@ def _sample_pymc(plan: Plan, data: LossData, settings: SamplerSettings, seed: in
 def _resolved(spec: Any, law: str | None, data: LossData) -> ModelSpec:
     """The spec to fit ``data`` with (a step table's entropy weight fixes ``beta_H``).
 
-    A ``ModelSpec`` is taken as given: where it leaves free, or fixes otherwise, a value the
-    data fix, a warning says so.
+    A ``ModelSpec`` is taken as given, except that the data's values replace the priors it
+    took from a default (``load_spec``'s specs record them): where a prior or value of the
+    user's own leaves free, or fixes otherwise, a value the data fix, a warning says so.
     """
     known = fixed_by_data(data.frame)
     out = resolve_spec(spec, law=law, columns=data.columns, data_fixed=known)
@@ -182,8 +183,8 @@ def _resolved(spec: Any, law: str | None, data: LossData) -> ModelSpec:
         if differ:
             warnings.warn(f"the table fixes {differ} (its entropy_weight) but the spec given "
                           f"as a ModelSpec has {({k: out.fixed.get(k) for k in differ})} "
-                          "(None: sampled); fitting the spec as given", BayeslawWarning,
-                          stacklevel=3)
+                          "(None: sampled) of its own, not from a default; fitting the spec "
+                          "as given", BayeslawWarning, stacklevel=3)
     # an effect on lambda_q passed the parser, so the law is the latent one and has beta_H
     varying = sorted({e.group for e in out.effects if e.param == "lambda_q"})
     if varying and "beta_H" not in out.fixed:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -139,7 +140,7 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
         Names the law lacks are ignored.
     """
     if isinstance(spec, ModelSpec):
-        return spec
+        return with_data_fixed(spec, data_fixed)
     shipped = False
     if spec is None:
         user: dict[str, Any] = {}
@@ -166,12 +167,25 @@ def load_spec(spec: str | Path | Mapping[str, Any] | None = None, *,
     # (a shipped spec named as the spec is not the user's)
     explicit = (set() if shipped else
                 set(_section(user, "priors")) | set(_section(user, "fixed")))
-    known = {k: float(v) for k, v in (data_fixed or {}).items()
-             if k in get_law(law_name).param_names and k not in explicit}
-    if known:
-        merged = _merge(merged, {"fixed": known})
+    defaulted = frozenset(get_law(law_name).param_names) - explicit
     merged["law"] = law_name
-    return parse_spec(merged)
+    return with_data_fixed(replace(parse_spec(merged), defaulted=defaulted), data_fixed)
+
+
+def with_data_fixed(spec: ModelSpec, data_fixed: Mapping[str, float] | None) -> ModelSpec:
+    """``spec`` with the values the data fix in place of its defaulted priors or values.
+
+    Only parameters in ``spec.defaulted`` (their prior or value came from a default, not from
+    the user) are replaced, each as a user's ``[fixed]`` value replaces a default's prior
+    (:func:`_merge`: its prior, effects and place in a sampler split go); names the law lacks
+    are ignored.  A spec with nothing to replace is returned as it is.
+    """
+    known = {k: float(v) for k, v in (data_fixed or {}).items()
+             if k in spec.defaulted and spec.fixed.get(k) != float(v)}
+    if not known:
+        return spec
+    return replace(parse_spec(_merge(spec.to_dict(), {"fixed": known})),
+                   defaulted=spec.defaulted)
 
 
 def _family_keys_of(merged: dict[str, Any], user_lk: Mapping[str, Any]) -> dict[str, Any]:
@@ -195,7 +209,8 @@ def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,
                  data_fixed: Mapping[str, float] | None = None) -> ModelSpec:
     """The spec to fit.
 
-    A ``ModelSpec`` is returned as given; anything else goes through :func:`load_spec`, over
+    A ``ModelSpec`` is returned as given, except that the values the data fix replace its
+    defaulted priors (:func:`with_data_fixed`); anything else goes through :func:`load_spec`, over
     the default spec of ``law`` or, with neither a spec nor a law, of the law the data's
     columns call for (:func:`bayeslaw.laws.registry.law_for_columns`: ``multi_power`` for curves
     with a learning-rate schedule, ``looped_total`` with ``T_m``,
@@ -206,5 +221,5 @@ def resolve_spec(spec: ModelSpec | str | Path | Mapping[str, Any] | None, *,
     if isinstance(spec, ModelSpec):
         if law is not None and law != spec.law:
             raise SpecError(f"law={law!r} contradicts the spec's law {spec.law!r}")
-        return spec
+        return with_data_fixed(spec, data_fixed)
     return load_spec(spec, law=law, fallback=law_for_columns(columns), data_fixed=data_fixed)

@@ -59,6 +59,11 @@ class ModelSpec:
     description: str = ""
     correlation: Correlation | None = None
     data: DataSettings = field(default_factory=DataSettings)
+    # the parameters whose prior or value came from a default (the law's default spec or a
+    # shipped spec named as the spec), not from the user: values the data fix (a step
+    # table's entropy weight) replace exactly these (:func:`bayeslaw.spec.catalog.load_spec`
+    # sets it; a spec built otherwise has none, and is fitted as given)
+    defaulted: frozenset[str] = field(default=frozenset(), compare=False)
 
     @property
     def law_obj(self) -> Law:
@@ -151,7 +156,7 @@ def check_keys(table: Any, allowed: frozenset[str], where: str) -> None:
 
 def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
     """Build and validate a spec from its merged plain-dict form."""
-    sections = keys_of(ModelSpec)
+    sections = keys_of(ModelSpec) - {"defaulted"}  # where values came from: not a section
     unknown = set(d) - sections
     if unknown:
         raise SpecError(f"unknown spec section(s) {sorted(unknown, key=str)}; allowed: "

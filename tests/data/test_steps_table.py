@@ -11,7 +11,7 @@ import pytest
 import bayeslaw as bl
 from bayeslaw import constants as C
 from bayeslaw.data.steps import as_step_table, fixed_by_data
-from bayeslaw.errors import DataError
+from bayeslaw.errors import DataError, SpecError
 from bayeslaw.simulate import exit_probabilities, step_design
 from bayeslaw.spec.catalog import resolve_spec
 
@@ -203,6 +203,36 @@ def test_exponents_by_depth_warn_unless_the_entropy_weight_fixes_beta_H():
         assert spec.fixed["beta_H"] == 0.05
         assert [e.group for e in spec.effects if e.param == "lambda_q"] == ["T_m"]
         _resolved("looped_steps_latent", None, bl.load(latent))  # one exponent: no warning
+
+
+def test_a_loaded_spec_object_takes_the_tables_entropy_weight_unless_its_prior_is_the_users():
+    """A spec object from ``bl.load_spec`` remembers which priors came from a default: the
+    table's entropy weight replaces the shipped ``beta_H`` prior as it does for the spec's
+    name (a script that passed ``bl.load_spec(...)`` fitted another model before, with only a
+    warning); a ``beta_H`` prior of the user's own, or a spec built with ``from_dict``, is
+    fitted as given, with the warning."""
+    from bayeslaw.inference.sampling import _resolved
+
+    data = bl.load(table().drop(columns=C.Q_EXIT).assign(entropy_weight=0.05))
+    by_name = _resolved("looped_steps_latent_depths", None, data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = _resolved(bl.load_spec("looped_steps_latent_depths"), None, data)
+    assert loaded == by_name and loaded.fixed["beta_H"] == 0.05
+    assert "beta_H" not in loaded.priors and loaded.defaulted == by_name.defaulted
+    own = bl.load_spec({"law": "looped_steps_latent",
+                        "priors": {"beta_H": {"dist": "HalfNormal", "sigma": 0.2}}})
+    assert "beta_H" not in own.defaulted and "lambda_q" in own.defaulted
+    with pytest.warns(bl.BayeslawWarning, match=r"the table fixes \{'beta_H': 0.05\}.*of its "
+                                                r"own, not from a default"):
+        kept = _resolved(own, None, data)
+    assert kept.priors["beta_H"] == own.priors["beta_H"] and "beta_H" not in kept.fixed
+    built = bl.ModelSpec.from_dict(bl.load_spec("looped_steps_latent").to_dict())
+    assert built.defaulted == frozenset()
+    with pytest.warns(bl.BayeslawWarning, match="of its own"):
+        assert "beta_H" in _resolved(built, None, data).free_params
+    with pytest.raises(SpecError, match=r"unknown spec section\(s\) \['defaulted'\]"):
+        bl.load_spec({"law": "looped_steps_latent", "defaulted": ["beta_H"]})
 
 
 @pytest.mark.parametrize("law", ["looped_steps", "looped_steps_latent"])
