@@ -9,7 +9,8 @@ exit_powers=0.3 / 1.0 / 1.8 at T_m = 2 / 4 / 8)``, the column ``entropy_weight``
 nutpie's low-rank mass matrix), ``tune2000`` (the same, said again), ``draws2000`` (2,000
 draws a chain), ``tune4000`` (tuning 4,000), ``diag`` (a diagonal mass matrix), ``fixed05``
 (the depths' exponents about ``lambda_q`` with a fixed spread 0.5, ``pooling = "none"``: the
-``fixed05`` of ../steps_exit_depth_2026-12-07/). Prints
+``fixed05`` of ../steps_exit_depth_2026-12-07/), ``noncentered`` (the depths' exponents
+sampled as standard-normal offsets times the learned spread, ``centered = false``). Prints
 each fit's diagnostics, its seconds, the worst R-hat's and the least bulk ESS's variables and
 each depth's exponent (median, 90% interval) against the truth.
 """
@@ -58,6 +59,10 @@ for seed in map(int, sys.argv[1].split(",")):
                 if e["param"] == "lambda_q":
                     e.update(pooling="none", scale=0.5)
                     e.pop("centered", None)
+        if variant == "noncentered":  # the depths' exponents as z * spread about lambda_q
+            for e in spec["effects"]:
+                if e["param"] == "lambda_q":
+                    e["centered"] = False
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -67,8 +72,12 @@ for seed in map(int, sys.argv[1].split(",")):
         rhat, ess = az.rhat(post), az.ess(post, method="bulk")
         print(f"## seed {seed} {variant}: {fit.diagnostics}; {sec:.0f} s; worst R-hat "
               f"{worst(rhat, 'rhat', True)}; least bulk ESS {worst(ess, 'ess', False)}")
-        x = np.asarray(post["lambda_q_by_T_m_value"])
-        for j, lvl in enumerate(post["lambda_q_by_T_m_value"].coords["T_m_level"].values):
+        # the depths' exponents (identity link): sampled as values, or the population value
+        # plus the deviations (non-centered: no `_value` variable)
+        values = (post["lambda_q_by_T_m_value"] if "lambda_q_by_T_m_value" in post
+                  else post["lambda_q"] + post["lambda_q_by_T_m"])
+        x = np.asarray(values)
+        for j, lvl in enumerate(values.coords["T_m_level"].values):
             lo, med, hi = np.quantile(x[..., j], [0.05, 0.5, 0.95])
             tv = BYTM[float(lvl)]
             print(f"  T_m {lvl:g}: {med:.3f} [{lo:.3f}, {hi:.3f}] truth {tv} "
