@@ -11,7 +11,9 @@ Graph layout (names used in the posterior):
 * ``<p>_by_<g>_sd`` / ``<p>_by_<g>``: group effects added on the link scale of ``p``
   (log for positive parameters); centered, or non-centered through ``<p>_by_<g>_z``
   (``centered = false`` in the spec), or with ``sampler.centered_values`` sampled as the
-  levels' values ``<p>_by_<g>_value`` (the deviations derived);
+  levels' values ``<p>_by_<g>_value`` (the deviations derived); with
+  ``sampler.product_levels = [a, b]`` ``b_by_<g>_z`` is shifted by ``a``'s levels
+  (:func:`bayeslaw.model.levels.product_deviations`);
 * ``<p>_run``: the parameter per run when it has effects;
 * ``sigma`` (and ``sigma_spread``, ``sigma_log_dev`` or ``sigma_z``, ``sigma_run`` per
   run; with ``sigma_min_points`` the deviations are ``sigma_own_dev`` and ``sigma_log_dev``
@@ -49,6 +51,7 @@ from ..data.table import LossData
 from ..errors import SpecError
 from ..laws.multi_power import NODE_COLUMNS, PAIRS, LevelPairs, level_pairs
 from .arithmetic import correlation_cholesky, link_of, link_value, mvn_chol_logp, vine_shapes
+from .levels import effect_sd, group_deviations, mvn_random, product_deviations
 from .noise import (
     FAMILY_PARAMS,
     conditional_terms,
@@ -57,7 +60,7 @@ from .noise import (
     noise_scale,
     walk_variance,
 )
-from .plan import Plan, groups_of, level_dim, level_order, order_name, own_noise_scale
+from .plan import Plan, groups_of, level_dim, order_name, own_noise_scale
 from .transforms import (
     offset_logp,
     offset_random,
@@ -76,40 +79,6 @@ def cov_data_name(cov: str) -> str:
     if cov == C.D:
         return "D_log"
     return f"{cov}_point" if cov in POINT_COLUMNS else f"{cov}_run"
-
-
-def _group_deviations(pm: Any, pt: Any, name: str, z_name: str, sd: Any, dim: str,
-                      centered: np.ndarray, order: str) -> Any:
-    """Level deviations ``~ N(0, sd)``, centered and non-centered as the mask says.
-
-    Centered levels are ``name`` (``name_c`` when mixed), the others ``sd * z_name``.  Mixed,
-    which levels are which is data, not graph: the container ``order`` holds the centered
-    levels' indices, then the others' (:func:`bayeslaw.model.plan.level_order`), so that
-    fits that center different levels of the same counts (the folds of a backtest, each
-    holding out other runs) share one compiled model.
-    """
-    if centered.all():
-        return pm.Normal(name, 0.0, sd, dims=dim)
-    if not centered.any():
-        return pm.Deterministic(name, sd * pm.Normal(z_name, 0.0, 1.0, dims=dim), dims=dim)
-    n_rich = int(centered.sum())
-    where = pm.Data(order, level_order(centered))
-    c = pm.Normal(f"{name}_c", 0.0, sd, shape=n_rich)
-    z = pm.Normal(z_name, 0.0, 1.0, shape=len(centered) - n_rich)
-    eff = pt.set_subtensor(pt.zeros(len(centered))[where], pt.concatenate([c, sd * z]))
-    return pm.Deterministic(name, eff, dims=dim)
-
-
-def _effect_sd(pt: Any, name: str, scale: Any) -> Any:
-    """A group term's sd: learned (``scale`` a prior, ``<name>_sd``) or fixed (a number)."""
-    return scale.create(f"{name}_sd") if not isinstance(scale, float) else pt.as_tensor(scale)
-
-
-def _mvn_random(mu: Any, chol: Any, rng: np.random.Generator | None = None,
-                size: Any = None) -> np.ndarray:
-    """Draws of ``MvNormal(mu, chol chol^T)`` (the ``[correlation]`` levels' prior)."""
-    shape = (*np.atleast_1d(size), mu.shape[-1]) if size is not None else mu.shape
-    return mu + np.einsum("...ij,...j->...i", chol, rng.standard_normal(shape))
 
 
 class LossModel:
@@ -328,6 +297,7 @@ class LossModel:
         joint = spec.sampler.joint_names()
         block: dict[str, Any] = {}
         offsets: dict[str, Any] = {}  # deviations from a joint with their population value
+        built: dict[str, Any] = {}  # every group term's level deviations, by effect name
         if spec.correlation is not None:  # the block's population values first: its levels'
             for name in spec.correlation.params:  # centre
                 scalars[name] = spec.priors[name].create(name)
@@ -350,11 +320,11 @@ class LossModel:
                 theta[p.name] = scalars[p.name]
                 continue
             given = {**block, **offsets}
-            deviations = [(given[e.name] if e.name in given else
-                           self._valued(pm, pt, e, link_of(pt, scalars[p.name], p.link))
-                           if e is valued else
-                           self._deviations(pm, pt, e.name, e.scale, e.group))[codes[e.group]]
-                          for e in effects]
+            for e in effects:  # each term's level deviations, then indexed to runs
+                built[e.name] = (given[e.name] if e.name in given else
+                                 self._valued(pm, pt, e, link_of(pt, scalars[p.name], p.link))
+                                 if e is valued else self._levels(pm, pt, e, scalars, built))
+            deviations = [built[e.name][codes[e.group]] for e in effects]
             per_run = link_value(pt, scalars[p.name], p.link, deviations)
             theta[p.name] = pm.Deterministic(f"{p.name}_run", per_run, dims="run")[:, None]
         for name, value in law.natural(scalars, spec.reference).items():
@@ -379,7 +349,7 @@ class LossModel:
         which a diagonal mass matrix cannot follow
         (``benchmarks/results/peers_converge_2026-12-04/README.md``).
         """
-        sd = _effect_sd(pt, effect.name, effect.scale)
+        sd = effect_sd(pt, effect.name, effect.scale)
         dim = level_dim(effect.group)
         value = pm.Normal(f"{effect.name}_value", centre, sd, dims=dim)
         return pm.Deterministic(effect.name, value - centre, dims=dim)
@@ -408,7 +378,7 @@ class LossModel:
         ``<param>``, the levels ``<name>_value`` and the deviations ``<name>``.
         """
         prior = self.spec.priors[effect.param]
-        sd = _effect_sd(pt, effect.name, effect.scale)
+        sd = effect_sd(pt, effect.name, effect.scale)
         dim = level_dim(effect.group)
         k = len(self.plan.mask(effect.name))
         joint = pm.CustomDist(f"{effect.name}_joint", np.full(k + 1, prior.params["mu"]),
@@ -420,10 +390,21 @@ class LossModel:
         value = pm.Deterministic(f"{effect.name}_value", joint[1:], dims=dim)
         return population, pm.Deterministic(effect.name, value - centre, dims=dim)
 
+    def _levels(self, pm: Any, pt: Any, effect: Any, scalars: dict[str, Any],
+                built: dict[str, Any]) -> Any:
+        """A non-valued term's level deviations; through a product with ``product_levels``."""
+        product = self.spec.sampler.product_levels
+        if not product or effect.param != product[1]:
+            return self._deviations(pm, pt, effect.name, effect.scale, effect.group)
+        first = self.spec.law_obj.param(product[0])  # its one effect, by the same group
+        return product_deviations(pm, pt, effect.name, effect_sd(pt, effect.name, effect.scale),
+                                  level_dim(effect.group), scalars[first.name], first.link,
+                                  built[f"{first.name}_by_{effect.group}"])
+
     def _deviations(self, pm: Any, pt: Any, name: str, scale: Any, group: str) -> Any:
         """A group term's level deviations, its sd learned (a prior) or fixed (a number)."""
-        sd = _effect_sd(pt, name, scale)
-        return _group_deviations(pm, pt, name, f"{name}_z", sd, level_dim(group),
+        sd = effect_sd(pt, name, scale)
+        return group_deviations(pm, pt, name, f"{name}_z", sd, level_dim(group),
                                  self.plan.mask(name), order_name(name))
 
     def _correlated(self, pm: Any, pt: Any, scalars: dict[str, Any]) -> dict[str, Any]:
@@ -463,7 +444,7 @@ class LossModel:
             # table (benchmarks/results/peers_selection_2026-12-02.md)
             levels = pm.CustomDist(f"{corr.name}_levels", centre, chol,
                                    logp=lambda v, mu, c: mvn_chol_logp(pt, v - mu, c, k),
-                                   random=_mvn_random, signature="(k),(k,k)->(k)",
+                                   random=mvn_random, signature="(k),(k,k)->(k)",
                                    shape=(n_levels, k))
             joint = levels - centre
         else:
@@ -487,12 +468,12 @@ class LossModel:
         spread = lk.sigma_spread.create("sigma_spread")
         mask = self.plan.mask("sigma")
         if lk.sigma_min_points is None:
-            dev = _group_deviations(pm, pt, "sigma_log_dev", "sigma_z", spread, dim, mask,
+            dev = group_deviations(pm, pt, "sigma_log_dev", "sigma_z", spread, dim, mask,
                                     order_name("sigma"))
         else:
             own = pt.specify_shape(pm.Data("sigma_own", self.held["sigma_own"], dims=dim),
                                    (len(mask),))
-            free = _group_deviations(pm, pt, "sigma_own_dev", "sigma_z", spread, dim, mask,
+            free = group_deviations(pm, pt, "sigma_own_dev", "sigma_z", spread, dim, mask,
                                      order_name("sigma"))
             dev = pm.Deterministic("sigma_log_dev", free * own, dims=dim)
         per_run = link_value(pt, sigma, "log", [dev[codes[lk.sigma_by]]])

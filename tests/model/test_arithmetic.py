@@ -64,14 +64,14 @@ def test_mvn_chol_logp_against_scipy():
 
 
 def test_correlated_levels_prior_draws():
-    """The ``[correlation]`` levels' prior draws (``graph._mvn_random``) as PyMC calls it: the
+    """The ``[correlation]`` levels' prior draws (``levels.mvn_random``) as PyMC calls it: the
     parameters with a batch axis of 1 and ``size`` the levels; mean and covariance within
     5 standard errors of the draws' (20,000 levels: se of a covariance entry about 0.01)."""
-    from bayeslaw.model.graph import _mvn_random
+    from bayeslaw.model.levels import mvn_random
 
     chol = np.array([[1.0, 0.0, 0.0], [0.5, 1.0, 0.0], [0.2, -0.3, 0.5]])
     mu = np.array([1.0, 2.0, 3.0])
-    got = _mvn_random(mu[None], chol[None], rng=np.random.default_rng(1), size=(20_000,))
+    got = mvn_random(mu[None], chol[None], rng=np.random.default_rng(1), size=(20_000,))
     assert got.shape == (20_000, 3)
     np.testing.assert_allclose(got.mean(axis=0), mu, atol=5 * np.sqrt(1.25 / 20_000))
     np.testing.assert_allclose(np.cov(got.T), chol @ chol.T, atol=0.05)
