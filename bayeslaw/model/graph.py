@@ -11,9 +11,7 @@ Graph layout (names used in the posterior):
 * ``<p>_by_<g>_sd`` / ``<p>_by_<g>``: group effects added on the link scale of ``p``
   (log for positive parameters); centered, or non-centered through ``<p>_by_<g>_z``
   (``centered = false`` in the spec), or with ``sampler.centered_values`` sampled as the
-  levels' values ``<p>_by_<g>_value`` (the deviations derived); with
-  ``sampler.product_levels = [a, b]`` ``b_by_<g>_z`` is shifted by ``a``'s levels
-  (:func:`bayeslaw.model.levels.product_deviations`);
+  levels' values ``<p>_by_<g>_value`` (the deviations derived);
 * ``<p>_run``: the parameter per run when it has effects;
 * ``sigma`` (and ``sigma_spread``, ``sigma_log_dev`` or ``sigma_z``, ``sigma_run`` per
   run; with ``sigma_min_points`` the deviations are ``sigma_own_dev`` and ``sigma_log_dev``
@@ -51,7 +49,7 @@ from ..data.table import LossData
 from ..errors import SpecError
 from ..laws.multi_power import NODE_COLUMNS, PAIRS, LevelPairs, level_pairs
 from .arithmetic import correlation_cholesky, link_of, link_value, mvn_chol_logp, vine_shapes
-from .levels import effect_sd, group_deviations, mvn_random, product_deviations
+from .levels import effect_sd, group_deviations, mvn_random
 from .noise import (
     FAMILY_PARAMS,
     conditional_terms,
@@ -297,7 +295,6 @@ class LossModel:
         joint = spec.sampler.joint_names()
         block: dict[str, Any] = {}
         offsets: dict[str, Any] = {}  # deviations from a joint with their population value
-        built: dict[str, Any] = {}  # every group term's level deviations, by effect name
         if spec.correlation is not None:  # the block's population values first: its levels'
             for name in spec.correlation.params:  # centre
                 scalars[name] = spec.priors[name].create(name)
@@ -320,11 +317,11 @@ class LossModel:
                 theta[p.name] = scalars[p.name]
                 continue
             given = {**block, **offsets}
-            for e in effects:  # each term's level deviations, then indexed to runs
-                built[e.name] = (given[e.name] if e.name in given else
-                                 self._valued(pm, pt, e, link_of(pt, scalars[p.name], p.link))
-                                 if e is valued else self._levels(pm, pt, e, scalars, built))
-            deviations = [built[e.name][codes[e.group]] for e in effects]
+            deviations = [(given[e.name] if e.name in given else
+                           self._valued(pm, pt, e, link_of(pt, scalars[p.name], p.link))
+                           if e is valued else
+                           self._deviations(pm, pt, e.name, e.scale, e.group))[codes[e.group]]
+                          for e in effects]
             per_run = link_value(pt, scalars[p.name], p.link, deviations)
             theta[p.name] = pm.Deterministic(f"{p.name}_run", per_run, dims="run")[:, None]
         for name, value in law.natural(scalars, spec.reference).items():
@@ -389,17 +386,6 @@ class LossModel:
         population = pm.Deterministic(effect.param, pt.exp(centre) if link == "log" else centre)
         value = pm.Deterministic(f"{effect.name}_value", joint[1:], dims=dim)
         return population, pm.Deterministic(effect.name, value - centre, dims=dim)
-
-    def _levels(self, pm: Any, pt: Any, effect: Any, scalars: dict[str, Any],
-                built: dict[str, Any]) -> Any:
-        """A non-valued term's level deviations; through a product with ``product_levels``."""
-        product = self.spec.sampler.product_levels
-        if not product or effect.param != product[1]:
-            return self._deviations(pm, pt, effect.name, effect.scale, effect.group)
-        first = self.spec.law_obj.param(product[0])  # its one effect, by the same group
-        return product_deviations(pm, pt, effect.name, effect_sd(pt, effect.name, effect.scale),
-                                  level_dim(effect.group), scalars[first.name], first.link,
-                                  built[f"{first.name}_by_{effect.group}"])
 
     def _deviations(self, pm: Any, pt: Any, name: str, scale: Any, group: str) -> Any:
         """A group term's level deviations, its sd learned (a prior) or fixed (a number)."""

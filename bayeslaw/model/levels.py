@@ -1,10 +1,8 @@
 """A group term's level deviations on its link scale, in the coordinates they are sampled in.
 
 :func:`group_deviations` (centered, non-centered or mixed, as the plan's mask says),
-:func:`product_deviations` (an exponent's levels sampled through the log of its product with
-a share or coefficient of the same levels: ``sampler.product_levels``), :func:`effect_sd` and
-:func:`mvn_random` (a ``[correlation]`` block's prior draws).  :mod:`bayeslaw.model.graph`
-builds the model from them.
+:func:`effect_sd` and :func:`mvn_random` (a ``[correlation]`` block's prior draws).
+:mod:`bayeslaw.model.graph` builds the model from them.
 """
 
 from __future__ import annotations
@@ -13,7 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from .arithmetic import link_of
 from .plan import level_order
 
 
@@ -50,28 +47,3 @@ def mvn_random(mu: Any, chol: Any, rng: np.random.Generator | None = None,
     shape = (*np.atleast_1d(size), mu.shape[-1]) if size is not None else mu.shape
     return mu + np.einsum("...ij,...j->...i", chol, rng.standard_normal(shape))
 
-
-def product_deviations(pm: Any, pt: Any, name: str, sd: Any, dim: str, first: Any,
-                       first_link: str, first_deviations: Any) -> Any:
-    """An exponent's level deviations, sampled through the log of its product with ``first``.
-
-    ``sampler.product_levels = [a, b]``: ``b``'s levels (log link, non-centered) beside ``a``'s
-    levels of the same group.  The model is unchanged: ``log b_l = log b + d_l``, ``d_l ~
-    Normal(0, sd)``.  The free variable is ``name_z``: ``y_l = z_l + h_l``, ``z_l = d_l / sd``
-    the usual standard normal and ``h_l = (log a_l - log a) / sd`` (``a`` the population value,
-    ``a_l`` level ``l``'s), so ``log a_l + log b_l = log a + log b + sd y_l``: what a curve's
-    points pin (``curve_bend``'s ``f beta``, the loss's log-slope at ``D_ref``) is one
-    coordinate, and ``a``, ``b`` no longer trade along a curved ridge.  ``y_l ~ Normal(h_l, 1)``
-    is ``z_l``'s density, and the map ``(a's coordinates, z) -> (a's coordinates, y)`` is a
-    shear (triangular, unit diagonal), so the density needs no Jacobian term.
-    """
-    centre = link_of(pt, first, first_link)
-    shift = (_log_of(pt, centre + first_deviations, first_link)
-             - _log_of(pt, centre, first_link)) / sd
-    y = pm.Normal(f"{name}_z", shift, 1.0, dims=dim)
-    return pm.Deterministic(name, sd * (y - shift), dims=dim)
-
-
-def _log_of(pt: Any, value: Any, link: str) -> Any:
-    """``log a`` from ``a`` on its link scale (``log`` or ``logit``)."""
-    return value if link == "log" else -pt.softplus(-value)

@@ -83,27 +83,7 @@ def _merge(base: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
             else:
                 out.pop("correlation")
     _merge_splits(out, user, freed)
-    _merge_product(out, user)
     return out
-
-
-def _merge_product(out: dict[str, Any], user: Mapping[str, Any]) -> None:
-    """The default's ``product_levels`` gives way where the user's effects or values drop it.
-
-    Kept while the merged effects still hold one effect on each of its names, the second
-    ``centered = false``; a ``product_levels`` the user wrote is never changed.
-    """
-    sampler = out.get("sampler")
-    if not isinstance(sampler, dict) or "product_levels" in _section(user, "sampler"):
-        return
-    names = sampler.get("product_levels")
-    effects = out.get("effects", [])
-    if not (isinstance(names, list) and len(names) == 2 and isinstance(effects, list)):
-        return
-    own = [[e for e in effects if isinstance(e, Mapping) and e.get("param") == n]
-           for n in names]
-    if not (all(len(o) == 1 for o in own) and own[1][0].get("centered") is False):
-        sampler["product_levels"] = []
 
 
 def _merge_splits(out: dict[str, Any], user: Mapping[str, Any], freed: set[str]) -> None:

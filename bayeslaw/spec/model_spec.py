@@ -107,8 +107,6 @@ class ModelSpec:
         if self.correlation and not all((p, self.correlation.group) in kept
                                         for p in self.correlation.params):
             d.pop("correlation")  # its effects are gone (complete or changed pooling)
-        if not all(any(e.param == n for e in effects) for n in self.sampler.product_levels):
-            d["sampler"]["product_levels"] = []  # so are the product's (complete pooling)
         return parse_spec(d)
 
     def with_pooling(self, kind: str) -> ModelSpec:
@@ -176,7 +174,6 @@ def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
                         f"{list(slope)} may share the floor and the coefficient (both, then "
                         f"the exponent is sampled as a slope beside the sum), not "
                         f"{sorted(set(split) & set(slope))}; drop a name from one of them")
-    _check_product(law, sampler.product_levels, effects, correlation, set(split) | set(slope))
     shared = (set(split) | set(slope)) & set(correlation.params if correlation else ())
     if shared:
         raise SpecError(f"correlation.params and sampler.sum_split / slope_split share "
@@ -430,46 +427,10 @@ def _parse_data(table: Any) -> DataSettings:
 def _parse_sampler(table: Any, priors: Mapping[str, Prior]) -> SamplerSettings:
     """``[sampler]``: its keys are the fields of :class:`SamplerSettings`."""
     check_keys(table, SamplerSettings.keys(), "[sampler]")
-    names = table.get("product_levels", [])
-    if not (isinstance(names, list | tuple) and all(isinstance(n, str) for n in names)
-            and len(names) in (0, 2) and len(set(names)) == len(names)):
-        raise SpecError(f"sampler.product_levels must name two different parameters, got "
-                        f"{plain(names)}; {_PRODUCT_HOW}")
     for key in _SPLITS:
         if key in table:
             _check_split(key, table[key], priors)
     return SamplerSettings.from_dict(table)
-
-
-_PRODUCT_HOW = ('e.g. product_levels = ["f", "beta"]: a share or coefficient and an exponent '
-                "(log link, its effect centered = false), one effect each by the same group, "
-                "the exponent's levels sampled through the log of their product; [] turns it "
-                "off")
-
-
-def _check_product(law: Law, names: tuple[str, ...], effects: tuple[Effect, ...],
-                   correlation: Correlation | None, split: set[str]) -> None:
-    """``sampler.product_levels``: what :func:`bayeslaw.model.levels.product_deviations` needs."""
-    if not names:
-        return
-    first, second = (law.param(n) for n in names)
-    own = {n: [e for e in effects if e.param == n] for n in names}
-    problem = next((why for bad, why in (
-        (law.param_names.index(first.name) > law.param_names.index(second.name),
-         f"{first.name!r} must come before {second.name!r} in the law "
-         f"({', '.join(law.param_names)})"),
-        (first.link not in ("log", "logit"),
-         f"{first.name!r} has the {first.link} link, not log or logit"),
-        (second.link != "log", f"{second.name!r} has the {second.link} link, not log"),
-        (any(len(own[n]) != 1 for n in names), "each needs exactly one [[effects]] entry"),
-        (len({e.group for n in names for e in own[n]}) > 1, "their effects' groups differ"),
-        (any(e.centered is not False for e in own[second.name]),
-         f"the effect on {second.name!r} needs centered = false"),
-        (set(names) & (split | set(correlation.params if correlation else ())),
-         "a sampler split or the [correlation] block samples them already"),
-    ) if bad), None)
-    if problem:
-        raise SpecError(f"sampler.product_levels {list(names)}: {problem}; {_PRODUCT_HOW}")
 
 
 #: Each sampler split: how many names it takes (None: two or more) and how to write it.

@@ -19,8 +19,6 @@ BACKENDS = ("nutpie", "pymc")
 INITS = ("mode", "prior")
 #: The settings that sample some parameters in other coordinates (a tuple of names each).
 SPLITS = ("sum_split", "slope_split")
-#: The settings that are lists of names (read as tuples, written as lists).
-NAME_LISTS = (*SPLITS, "product_levels")
 
 
 def splits_clash(sum_split: Any, slope_split: Any) -> bool:
@@ -69,13 +67,6 @@ class SamplerSettings:
         as its offset from their mean, non-centered
         (:func:`bayeslaw.model.transforms.offset_transform`): no funnel between it and the
         term's sd when the levels are few.
-    product_levels : tuple of str
-        ``(a, b)``: two parameters with one effect each, by the same group, ``b`` an exponent
-        (log link, ``centered = false``) and ``a`` a share or coefficient (logit or log
-        link) before it in the law; ``b``'s levels are sampled through the log of the product
-        ``a_l b_l`` (:func:`bayeslaw.model.levels.product_deviations`: the same model, unit
-        Jacobian): what a curve's points pin when ``a b`` is its log-slope, as ``curve_bend``'s
-        ``f`` and ``beta``.  ``()`` turns it off.
     init : {"mode", "prior"}
         Start the chains at the posterior's mode (:mod:`bayeslaw.inference.warmstart`) or at the
         prior's centre.
@@ -95,7 +86,6 @@ class SamplerSettings:
     sum_split: tuple[str, ...] = ()
     slope_split: tuple[str, ...] = ()
     centered_values: bool | str = False
-    product_levels: tuple[str, ...] = ()
     init: str = "mode"
     pilot: int = 0
 
@@ -106,7 +96,7 @@ class SamplerSettings:
                 raise SpecError(f"sampler.{name} must be a whole number >= {least}, got "
                                 f"{value!r}")
             object.__setattr__(self, name, int(value))
-        for name in NAME_LISTS:
+        for name in SPLITS:
             object.__setattr__(self, name, tuple(str(n) for n in getattr(self, name)))
         if not isinstance(self.target_accept, int | float) or not 0 < self.target_accept < 1:
             raise SpecError(f"sampler.target_accept must lie in (0, 1), got "
@@ -149,7 +139,7 @@ class SamplerSettings:
     def from_dict(cls, table: Mapping[str, Any]) -> SamplerSettings:
         """Settings from a ``[sampler]`` table (keys checked by the spec parser)."""
         values = dict(table)
-        for name in NAME_LISTS:
+        for name in SPLITS:
             if name in values and isinstance(values[name], list):
                 values[name] = tuple(values[name])
         return cls(**values)
@@ -168,7 +158,7 @@ class SamplerSettings:
 
         A spec written out and read back is the same spec, whatever the law's default sets.
         """
-        return {f.name: list(getattr(self, f.name)) if f.name in NAME_LISTS
+        return {f.name: list(getattr(self, f.name)) if f.name in SPLITS
                 else getattr(self, f.name) for f in fields(self)}
 
 
