@@ -8,6 +8,7 @@ structure swaps the data into the compiled model instead of recompiling.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import warnings
@@ -425,7 +426,11 @@ def sample_prior_predictive(data: LossData,
     import pymc as pm
     import xarray as xr
 
-    model = get_model(_resolved(spec, law, data), data)
+    resolved = _resolved(spec, law, data)
+    if resolved.sampler.shape_at != "reference":  # the same model; its window coordinates'
+        resolved = dataclasses.replace(  # prior is a Potential, which prior draws ignore
+            resolved, sampler=resolved.sampler.replace(shape_at="reference"))
+    model = get_model(resolved, data)
     with model.model:
         idata = pm.sample_prior_predictive(draws=draws, random_seed=seed)
     # the graph draws each run's curve in its padded (run, pos) layout: back to data rows

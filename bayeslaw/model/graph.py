@@ -11,7 +11,9 @@ Graph layout (names used in the posterior):
 * ``<p>_by_<g>_sd`` / ``<p>_by_<g>``: group effects added on the link scale of ``p``
   (log for positive parameters); centered, or non-centered through ``<p>_by_<g>_z``
   (``centered = false`` in the spec), or with ``sampler.centered_values`` sampled as the
-  levels' values ``<p>_by_<g>_value`` (the deviations derived);
+  levels' values ``<p>_by_<g>_value`` (the deviations derived); with ``sampler.shape_at =
+  "window"`` ``curve_bend``'s as ``<p>_by_run_mid`` at each curve's window
+  (:mod:`bayeslaw.model.window`, the container ``window_mid_log``);
 * ``<p>_run``: the parameter per run when it has effects;
 * ``sigma`` (and ``sigma_spread``, ``sigma_log_dev`` or ``sigma_z``, ``sigma_run`` per
   run; with ``sigma_min_points`` the deviations are ``sigma_own_dev`` and ``sigma_log_dev``
@@ -48,6 +50,7 @@ from ..data.schedules import POINT_COLUMNS
 from ..data.table import LossData
 from ..errors import SpecError
 from ..laws.multi_power import NODE_COLUMNS, PAIRS, LevelPairs, level_pairs
+from ..spec.settings import WINDOW_PARAMS
 from .arithmetic import correlation_cholesky, link_of, link_value, mvn_chol_logp, vine_shapes
 from .levels import effect_sd, group_deviations, mvn_random
 from .noise import (
@@ -66,6 +69,7 @@ from .transforms import (
     offset_transform,
     split_vector,
 )
+from .window import window_middles, window_parameters
 
 
 def cov_data_name(cov: str) -> str:
@@ -102,6 +106,8 @@ class LossModel:
                                      if c != C.D and c not in POINT_COLUMNS)
         #: the annealing sum is taken over its nonzero terms (:class:`LevelPairs`)
         self._pairs = NODE_COLUMNS[0] in law.covariates
+        #: curve_bend's curves sampled at their windows' middles (:mod:`.window`)
+        self._window = plan.spec.sampler.shape_at == "window"
         table = plan.like.run_table()
         self._built_run_values = {c: table[c].to_numpy(dtype=float) for c in
                                   (*self._run_covariates, *self._point_covariates)}
@@ -202,6 +208,8 @@ class LossModel:
             follows = mask.copy()
             follows[:, 0] = 0.0
             vals["follows"] = follows
+        if self._window:  # each curve's window middle (sampler.shape_at = "window")
+            vals["window_mid_log"] = window_middles(vals[cov_data_name(C.D)], mask)
         for term, order in self.plan.orders().items():  # which levels are centered
             vals[order_name(term)] = order
         own = own_noise_scale(self.spec, self.plan.like, data)
@@ -313,8 +321,8 @@ class LossModel:
                     scalars[p.name], offsets[valued.name] = self._offset(pm, pt, valued, p.link)
                 else:
                     scalars[p.name] = spec.priors[p.name].create(p.name)
-            if not effects:
-                theta[p.name] = scalars[p.name]
+            if not effects or (self._window and p.name in WINDOW_PARAMS):
+                theta[p.name] = scalars[p.name]  # the window's are replaced below
                 continue
             given = {**block, **offsets}
             deviations = [(given[e.name] if e.name in given else
@@ -324,6 +332,9 @@ class LossModel:
                           for e in effects]
             per_run = link_value(pt, scalars[p.name], p.link, deviations)
             theta[p.name] = pm.Deterministic(f"{p.name}_run", per_run, dims="run")[:, None]
+        if self._window:
+            log_x1 = self._container(pm, pt, "window_mid_log", self.held, ("run",))
+            theta.update(window_parameters(pm, pt, spec, scalars, log_x1, codes))
         for name, value in law.natural(scalars, spec.reference).items():
             pm.Deterministic(name, value)
         return theta

@@ -332,8 +332,9 @@ def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
     The textbook coefficients, the values per run, a ``[correlation]`` block's matrix (a
     function of its partial correlations, symmetric: its two halves would show as a perfect
     correlation; see :mod:`.diagnosis`), a sampler split's joint vector (its elements are the
-    parameters' own draws), a non-centered term's deviations (its sd times its ``_z``) and a
-    term sampled as values (its ``_value`` less the centre).
+    parameters' own draws), a non-centered term's deviations (its sd times its ``_z``), a
+    term sampled as values (its ``_value`` less the centre) and one sampled at each curve's
+    window (``_mid``: :mod:`bayeslaw.model.window`).
     """
     natural = set(spec.law_obj.natural_names)
     if spec.correlation is not None:
@@ -346,6 +347,8 @@ def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
     # sigma_log_dev is sigma_own_dev times the container sigma_own; sigma itself is sampled)
     own = "sigma_own_dev" in names
     natural |= {n[:-2] for n in names if n.endswith("_z") and n != "sigma_z"}
+    # a curve's coefficients sampled at its window (sampler.shape_at): the deviations too
+    natural |= {n[:-len("_mid")] for n in names if n.endswith("_mid")}
     if "sigma_z" in names:
         natural.add("sigma_own_dev" if own else "sigma_log_dev")
     if own:

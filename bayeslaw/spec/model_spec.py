@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .. import constants as C
 from ..data.validation import LARGEST
 from ..errors import SpecError, plain
 from ..laws.registry import Law, get_law
@@ -34,7 +35,7 @@ from .parts import (
     parse_flag,
     parse_prior,
 )
-from .settings import DataSettings, SamplerSettings, splits_clash
+from .settings import WINDOW_LAW, WINDOW_PARAMS, DataSettings, SamplerSettings, splits_clash
 
 #: Finite floats are below this (float64's largest is 1.8e308).
 LARGEST_NUMBER = 1.7e308
@@ -174,6 +175,7 @@ def parse_spec(d: Mapping[str, Any]) -> ModelSpec:
                         f"{list(slope)} may share the floor and the coefficient (both, then "
                         f"the exponent is sampled as a slope beside the sum), not "
                         f"{sorted(set(split) & set(slope))}; drop a name from one of them")
+    _check_window(law, sampler, effects, correlation)
     shared = (set(split) | set(slope)) & set(correlation.params if correlation else ())
     if shared:
         raise SpecError(f"correlation.params and sampler.sum_split / slope_split share "
@@ -431,6 +433,23 @@ def _parse_sampler(table: Any, priors: Mapping[str, Prior]) -> SamplerSettings:
         if key in table:
             _check_split(key, table[key], priors)
     return SamplerSettings.from_dict(table)
+
+
+def _check_window(law: Law, sampler: SamplerSettings, effects: tuple[Effect, ...],
+                  correlation: Correlation | None) -> None:
+    """``sampler.shape_at = "window"``: what :mod:`bayeslaw.model.window` maps."""
+    if sampler.shape_at != "window":
+        return
+    own = {p: [e for e in effects if e.param == p] for p in WINDOW_PARAMS}
+    problem = (f"the law is {law.name!r}, not {WINDOW_LAW!r}" if law.name != WINDOW_LAW else
+               next((f"{p!r} needs exactly one [[effects]] entry, by 'run'"
+                     for p, es in own.items() if len(es) != 1 or es[0].group != C.RUN), None)
+               or ("the [correlation] block samples them already" if correlation else None)
+               or ("a sampler split samples them already"
+                   if set(WINDOW_PARAMS) & set(sampler.sum_split + sampler.slope_split) else None))
+    if problem:
+        raise SpecError(f"sampler.shape_at = \"window\": {problem}; set shape_at = "
+                        "\"reference\" for the spec's own coordinates")
 
 
 #: Each sampler split: how many names it takes (None: two or more) and how to write it.

@@ -17,6 +17,11 @@ from ..errors import SpecError
 
 BACKENDS = ("nutpie", "pymc")
 INITS = ("mode", "prior")
+#: Where a curve law's per-curve coefficients are sampled (``shape_at``).
+SHAPE_AT = ("reference", "window")
+#: The law ``shape_at = "window"`` maps, and its per-curve parameters
+#: (:mod:`bayeslaw.model.window`).
+WINDOW_LAW, WINDOW_PARAMS = "curve_bend", ("m", "f", "beta", "q")
 #: The settings that sample some parameters in other coordinates (a tuple of names each).
 SPLITS = ("sum_split", "slope_split")
 
@@ -67,6 +72,13 @@ class SamplerSettings:
         as its offset from their mean, non-centered
         (:func:`bayeslaw.model.transforms.offset_transform`): no funnel between it and the
         term's sd when the levels are few.
+    shape_at : {"reference", "window"}
+        ``"window"`` (``curve_bend`` with one effect by ``run`` on each of ``m``, ``f``,
+        ``beta`` and ``q``): each curve's coefficients sampled at the middle of its fitted
+        points, its slope there one coordinate (:mod:`bayeslaw.model.window`: the same model,
+        the priors still at the spec's reference, unit Jacobian); the effects' ``centered``
+        keys and ``centered_values`` then do not apply to them.  ``"reference"``: the spec's
+        own coordinates.
     init : {"mode", "prior"}
         Start the chains at the posterior's mode (:mod:`bayeslaw.inference.warmstart`) or at the
         prior's centre.
@@ -86,6 +98,7 @@ class SamplerSettings:
     sum_split: tuple[str, ...] = ()
     slope_split: tuple[str, ...] = ()
     centered_values: bool | str = False
+    shape_at: str = "reference"
     init: str = "mode"
     pilot: int = 0
 
@@ -110,6 +123,10 @@ class SamplerSettings:
             raise SpecError(f"sampler.pilot = {self.pilot} needs backend = \"nutpie\" (the "
                             f"pilot's metric is written into nutpie's compiled model); set "
                             f"pilot = 0 for backend {self.backend!r}")
+        if self.shape_at not in SHAPE_AT:
+            raise SpecError(f"sampler.shape_at must be \"reference\" (the spec's own "
+                            f"coordinates) or \"window\" (each curve's coefficients at the "
+                            f"middle of its points), got {self.shape_at!r}")
         if self.init not in INITS:
             raise SpecError(f"sampler.init must be \"mode\" (chains start near the posterior's "
                             f"mode) or \"prior\" (at the prior's centre), got {self.init!r}")
