@@ -131,6 +131,8 @@ def curve_spec(spec: ModelSpec, shared: dict[str, Any] | None = None,
             lk["nu"] = _prior(np.log(shared["nu"]), HELD_SD)
     d["data"] = {**d.get("data", {}), "min_portion": 0.0}
     d["sampler"] = {**d.get("sampler", {}), "low_rank": True, "centered_values": False}
+    if shared is None:  # the level's effect is gone: a curve's own coordinates
+        d["sampler"]["shape_at"] = "reference"
     return ModelSpec.from_dict(d)
 
 

@@ -14,6 +14,7 @@ from ..data.schedules import LR_AREA, POINT_COLUMNS
 from ..data.table import LossData
 from ..errors import DataError, SpecError
 from ..spec.model_spec import ModelSpec
+from ..spec.settings import GRAPH_FIELDS, SamplerSettings
 
 
 def level_dim(group: str) -> str:
@@ -268,15 +269,15 @@ def graph_key(spec: ModelSpec, structure: Structure,
               masks: tuple[tuple[str, tuple[bool, ...]], ...]) -> tuple[Any, ...]:
     """What the graph depends on: the compiled-model cache's key.
 
-    The spec less its sampler settings (but with ``sampler.sum_split``,
-    ``sampler.slope_split`` and ``sampler.centered_values``, which change the sampled
-    coordinates), the structure and how many
+    The spec less its sampler settings (but with those that change the sampled coordinates,
+    :data:`bayeslaw.spec.settings.GRAPH_FIELDS`), the structure and how many
     levels of each term are centered (:func:`centering_layout`; which ones is data).
     """
     graph = {k: v for k, v in spec.to_dict().items() if k not in ("sampler", "description")}
     graph["sum_split"] = list(spec.sampler.sum_split)
-    if spec.sampler.slope_split:  # only when set: the keys of existing caches stay as they were
-        graph["slope_split"] = list(spec.sampler.slope_split)
-    if spec.sampler.centered_values:  # as slope_split
-        graph["centered_values"] = spec.sampler.centered_values
+    default = SamplerSettings()
+    for name in GRAPH_FIELDS[1:]:  # only when set: the keys of existing caches stay as they were
+        value = getattr(spec.sampler, name)
+        if value != getattr(default, name):
+            graph[name] = list(value) if isinstance(value, tuple) else value
     return json.dumps(graph, sort_keys=True), structure, centering_layout(spec, masks)

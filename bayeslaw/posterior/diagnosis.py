@@ -317,9 +317,9 @@ def _few_points_remedy(suspects: list[tuple[str, str]], levels: NoiseLevels | No
     return None
 
 
-#: an element of a group term: ``<param>_by_<group>`` (or its ``_z`` or ``_value``
+#: an element of a group term: ``<param>_by_<group>`` (or its ``_z``, ``_value`` or ``_mid``
 #: coordinates) at one level, as :mod:`bayeslaw.model.graph` names them
-_LEVEL_ELEMENT = re.compile(r"^(.+)_by_(.+?)(?:_z|_value)?\[([^\]]+)\]$")
+_LEVEL_ELEMENT = re.compile(r"^(.+)_by_(.+?)(?:_z|_value|_mid)?\[([^\]]+)\]$")
 
 
 def _within_level_remedy(correlations: list[tuple[str, str, float]]) -> str | None:

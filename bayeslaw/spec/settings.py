@@ -19,6 +19,13 @@ BACKENDS = ("nutpie", "pymc")
 INITS = ("mode", "prior")
 #: Where a curve law's per-curve coefficients are sampled (``shape_at``).
 SHAPE_AT = ("reference", "window")
+#: The settings that change the sampled coordinates, so the graph: the compiled-model cache's
+#: key holds them (:func:`bayeslaw.model.plan.graph_key`); every other setting is how the
+#: graph is sampled (:data:`SAMPLING_ONLY`). A new setting goes in one of the two (a test
+#: checks that they cover every field).
+GRAPH_FIELDS = ("sum_split", "slope_split", "centered_values", "shape_at")
+SAMPLING_ONLY = ("draws", "tune", "chains", "target_accept", "backend", "low_rank", "init",
+                 "pilot")
 #: The law ``shape_at = "window"`` maps, and its per-curve parameters
 #: (:mod:`bayeslaw.model.window`).
 WINDOW_LAW, WINDOW_PARAMS = "curve_bend", ("m", "f", "beta", "q")

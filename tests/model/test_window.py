@@ -20,6 +20,7 @@ from bayeslaw.laws.functions import curve_bend
 from bayeslaw.model.graph import LossModel
 from bayeslaw.model.plan import make_plan
 from bayeslaw.model.window import from_reference, to_reference, window_middles
+from bayeslaw.spec.settings import GRAPH_FIELDS, SAMPLING_ONLY, SamplerSettings
 
 from ..density import compile_logp
 
@@ -143,9 +144,28 @@ def test_shape_at_window_is_refused_where_it_does_not_apply():
     with pytest.raises(SpecError, match=r'sampler.shape_at must be "reference".*got \'middle\''):
         bl.ModelSpec.from_dict(d)
     d["sampler"]["shape_at"] = "window"
+    window = bl.ModelSpec.from_dict(d)  # complete pooling leaves nothing per curve
+    assert window.with_pooling("complete").sampler.shape_at == "reference"
+    assert window.with_pooling("none").sampler.shape_at == "window"
     with pytest.raises(SpecError, match=r"'q' needs exactly one \[\[effects\]\] entry, by 'run'"):
         bl.ModelSpec.from_dict({**d, "effects": [e for e in d["effects"] if e["param"] != "q"]})
     other = bl.load_spec("chinchilla_curves").to_dict()
     other["sampler"]["shape_at"] = "window"
     with pytest.raises(SpecError, match="the law is 'chinchilla', not 'curve_bend'"):
         bl.ModelSpec.from_dict(other)
+
+
+def test_the_window_is_part_of_the_compiled_models_key():
+    """A window spec and the shipped one are different graphs: a process that fitted one
+    must not reuse the other's compiled model (it did, before ``shape_at`` joined the key:
+    the window fit returned the shipped fit's draws).  Every sampler setting is declared
+    either a graph setting or a sampling-only one, so a new setting cannot be left out."""
+    d = bl.load_spec("curve_bend").to_dict()
+    shipped = make_plan(bl.ModelSpec.from_dict(d), _curves())
+    d["sampler"]["shape_at"] = "window"
+    window = make_plan(bl.ModelSpec.from_dict(d), _curves())
+    assert shipped.key != window.key
+    d["sampler"].update(shape_at="reference", draws=77, target_accept=0.99)
+    assert make_plan(bl.ModelSpec.from_dict(d), _curves()).key == shipped.key
+    assert set(GRAPH_FIELDS) | set(SAMPLING_ONLY) == SamplerSettings.keys()
+    assert not set(GRAPH_FIELDS) & set(SAMPLING_ONLY)

@@ -337,6 +337,12 @@ def test_a_ridge_within_one_curve_names_its_effects_scale():
             "combination of the two, not each. Removing the [[effects]] entry with param = "
             ) in text, text
     assert "group = \"run\" (every run then shares" in text, text
+    # the same ridge in the window coordinates (sampler.shape_at = "window": ``_mid``)
+    mid = {"f_by_run_mid": f, "beta_by_run_mid": beta, "m": draws["m"]}
+    ids = az.from_dict(posterior=mid, coords={"run": ["c0", "c1"]},
+                       dims={"f_by_run_mid": ["run"], "beta_by_run_mid": ["run"]})
+    text = str(diagnose_failure(ids, az.rhat(ids), az.ess(ids), settings=SamplerSettings()))
+    assert f"within run '{level}'" in text and "group = \"run\" (every run" in text, text
     # two levels of one parameter, or two curves' terms, are no such ridge
     across = {"f_by_run_z": f, "beta_by_run_z": np.flip(beta, axis=-1), "m": draws["m"]}
     ids = az.from_dict(posterior=across, coords={"run": ["c0", "c1"]},
