@@ -210,10 +210,16 @@ class LossModel:
             vals["follows"] = follows
         if self._window:  # each curve's window middle (sampler.shape_at = "window")
             vals["window_mid_log"] = window_middles(vals[cov_data_name(C.D)], mask)
-        for term, order in self.plan.orders().items():  # which levels are centered
-            vals[order_name(term)] = order
+        return {**vals, **self._level_values(data)}
+
+    def _level_values(self, data: LossData) -> dict[str, np.ndarray]:
+        """The containers of which levels are centered and which have a noise scale of their own.
+
+        The latter with ``sigma_min_points``; both are data, not graph.
+        """
+        vals = {order_name(term): order for term, order in self.plan.orders().items()}
         own = own_noise_scale(self.spec, self.plan.like, data)
-        if own is not None:  # which noise levels take a scale of their own (sigma_min_points)
+        if own is not None:
             vals["sigma_own"] = own.astype(float)
         return vals
 
