@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..spec.settings import WINDOW_PARAMS as PARAMS
+from .arithmetic import link_of
 from .levels import effect_sd
 from .plan import level_dim
 
@@ -41,10 +42,8 @@ def window_middles(log_d: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
     A run without points gets 0: its coordinates are then the reference's.
     """
-    has = mask.sum(axis=1) > 0
-    lo = np.where(mask > 0, log_d, np.inf).min(axis=1)
-    hi = np.where(mask > 0, log_d, -np.inf).max(axis=1)
-    return np.where(has, 0.5 * (np.where(has, lo, 0.0) + np.where(has, hi, 0.0)), 0.0)
+    fitted = np.ma.masked_array(log_d, mask=mask <= 0)
+    return np.ma.filled(0.5 * (fitted.min(axis=1) + fitted.max(axis=1)), 0.0)
 
 
 def to_reference(xp: Any, u: dict[str, Any], log_r: Any) -> dict[str, Any]:
@@ -92,9 +91,8 @@ def window_parameters(pm: Any, pt: Any, spec: Any, scalars: dict[str, Any], log_
     effects = {p: next(e for e in spec.effects if e.param == p) for p in PARAMS}
     group = effects["m"].group
     dim = level_dim(group)
-    centre = {"m": pt.log(scalars["m"]), "f": pt.log(scalars["f"]) - pt.log1p(-scalars["f"]),
-              "beta": pt.log(scalars["beta"]),
-              "q": pt.log(scalars["q"]) - pt.log1p(-scalars["q"])}
+    law = spec.law_obj
+    centre = {p: link_of(pt, scalars[p], law.param(p).link) for p in PARAMS}
     start = {**centre, "s": centre["beta"] - _softplus(pt, -centre["f"])}
     u = {k: pm.Normal(f"{effects[p].name}_mid", start[k], WIDE, dims=dim)
          for k, p in (("m", "m"), ("f", "f"), ("s", "beta"), ("q", "q"))}

@@ -108,7 +108,8 @@ class ModelSpec:
         if self.correlation and not all((p, self.correlation.group) in kept
                                         for p in self.correlation.params):
             d.pop("correlation")  # its effects are gone (complete or changed pooling)
-        if not all(sum(e.param == p for e in effects) == 1 for p in WINDOW_PARAMS):
+        if self.sampler.shape_at == "window" and not all(
+                sum(e.param == p for e in effects) == 1 for p in WINDOW_PARAMS):
             d["sampler"]["shape_at"] = "reference"  # nothing left to sample at the window
         return parse_spec(d)
 
