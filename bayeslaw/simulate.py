@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from . import constants as C
+from .data.steps import checkpoint_labels
 from .data.table import run_label
 from .errors import ArgumentError
 from .model.arithmetic import link_value
@@ -74,7 +75,8 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
              effect_sd: Mapping[str, float] | None = None, sigma: float = 0.02,
              sigma_spread: float = 0.3, nu: float = 6.0, sigma_decay: float = 0.0,
              ar1: float = 0.0, outlier_share: float = 0.05, outlier_scale: float = 9.0,
-             seed: int | np.random.Generator = 0) -> tuple[pd.DataFrame, Truth]:
+             shock: float = 0.0, seed: int | np.random.Generator = 0
+             ) -> tuple[pd.DataFrame, Truth]:
     """Simulate losses for the rows of ``table`` from ``spec``'s law and hierarchy.
 
     Parameters
@@ -99,6 +101,9 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
         consecutive standardised residuals of a run (rows must be sorted by run, then D).
         With the spec's ``likelihood.sigma_relative`` the scale is also multiplied by the
         law's value (``sigma`` is then a fraction of the loss).
+    shock : float
+        sd of a shift shared by the rows of one checkpoint (a step table's looped run at one
+        ``D``: :func:`bayeslaw.data.steps.checkpoint_labels`), added after the noise.
     seed : int or Generator
     """
     rng = np.random.default_rng(seed)
@@ -122,6 +127,9 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
     # standardised residuals follow an AR(1) along each run (rows sorted by D)
     out[C.LOSS] = draw_curves(mu[None, :], scale[None, :], eps[None, :], prev, first_rows,
                               ar1=ar1 or None)[0]
+    if shock:  # drawn last: a seed's other draws stay as they were without it
+        codes = pd.factorize(pd.Series(checkpoint_labels(out)))[0]
+        out[C.LOSS] += shock * rng.standard_normal(codes.max() + 1)[codes]
     truth = Truth(dict(params), effects, dict(zip(runs.tolist(), scale_run.tolist(),
                                                   strict=True)),
                   nu if lk.family == "student_t" else None)
@@ -310,7 +318,7 @@ def step_design(*, N: Sequence[float] = SWEEP_N, T_m: Sequence[float] = SWEEP_T_
 
 def looped_step_sweep(*, seed: int = SWEEP_SEED, q_logged: bool = True, totals: bool = True,
                       params: Mapping[str, float] | None = None, sigma: float = 0.01,
-                      exit_powers: Mapping[float, float] | None = None,
+                      exit_powers: Mapping[float, float] | None = None, shock: float = 0.0,
                       **design_options: Any) -> tuple[pd.DataFrame, Truth]:
     """A synthetic looped sweep with step losses, a known exit distribution and entropy weight.
 
@@ -323,7 +331,9 @@ def looped_step_sweep(*, seed: int = SWEEP_SEED, q_logged: bool = True, totals: 
     column ``q`` (a latent exit distribution); ``totals=False`` leaves out the total rows.
     ``exit_powers`` maps each ``T_m`` to its own exponent in place of ``lambda_q`` (an exit
     distribution that differs by depth); the truth then holds each depth's exponent less
-    ``lambda_q`` as the effect ``lambda_q_by_T_m``.
+    ``lambda_q`` as the effect ``lambda_q_by_T_m``.  ``shock`` (> 0) shifts every row of a
+    checkpoint (its steps and total) by one normal draw of that sd; the truth then holds it
+    as ``shock``.
     """
     from .data.table import load
 
@@ -335,7 +345,7 @@ def looped_step_sweep(*, seed: int = SWEEP_SEED, q_logged: bool = True, totals: 
     loaded = load(table).frame
     frame, drawn = simulate(spec, loaded, {k: v for k, v in truth.items() if k in names},
                             effect_sd=STEP_EFFECT_SD, sigma=sigma, sigma_spread=0.3, nu=6.0,
-                            seed=seed)
+                            shock=shock, seed=seed)
     key = [C.LOOPED_RUN, C.D, C.T_STEP]
     losses = frame[key + [C.LOSS]].rename(columns={C.LOOPED_RUN: C.RUN})
     out = table.drop(columns=C.LOSS).merge(losses, on=[C.RUN, C.D, C.T_STEP], how="left")
@@ -345,4 +355,6 @@ def looped_step_sweep(*, seed: int = SWEEP_SEED, q_logged: bool = True, totals: 
     if exit_powers is not None:
         effects["lambda_q_by_T_m"] = {float(t): float(v) - truth["lambda_q"]
                                       for t, v in exit_powers.items()}
+    if shock:
+        truth["shock"] = shock
     return out, Truth(truth, effects, drawn.sigma_run, drawn.nu)

@@ -101,6 +101,19 @@ def curves_of_steps(frame: pd.DataFrame, where: str, notes: list[str]) -> pd.Dat
     return out
 
 
+def checkpoint_labels(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's checkpoint ``<looped run>@<D>``: the rows a checkpoint shock is shared by.
+
+    A looped run's step curves and its total at one ``D`` (``likelihood.shock``).  Rows
+    without the looped run's column (points built by hand) are labelled by their own curve,
+    so each is a checkpoint of its own.
+    """
+    owner = frame[C.LOOPED_RUN] if C.LOOPED_RUN in frame.columns else frame[C.RUN]
+    tokens = frame[C.D].to_numpy(float)
+    return np.array([f"{r}@{float(d)!r}" for r, d in zip(owner.astype(str), tokens,
+                                                         strict=True)], dtype=object)
+
+
 def exit_entropy(w: np.ndarray) -> np.ndarray:
     """The entropy ``-sum_k w_k ln w_k`` of exit weights over their last axis (0 ln 0 = 0)."""
     w = np.asarray(w, dtype=float)

@@ -355,11 +355,10 @@ class _Terms:
 
     @classmethod
     def of(cls, fit: Fit, points: pd.DataFrame, seed: int) -> _Terms:
-        from ..posterior.draws import mean_draws
-        from ..posterior.noise import forecast_terms, noise, noise_scale_draws
+        from ..posterior.noise import forecast_terms, located_draws, noise, noise_scale_draws
 
         rng = np.random.default_rng(seed)  # the draws bl.predict(fit, points, seed) makes
-        mu = mean_draws(fit, points, rng)
+        mu = located_draws(fit, points, rng)
         loc, scale = forecast_terms(fit, points, mu, noise_scale_draws(fit, points, rng, mu), rng)
         draws = loc + noise(fit, scale, rng)
         bands = np.array([central_bounds(draws, c) for c in MSCE_LEVELS])

@@ -76,7 +76,7 @@ def check_supported(spec: ModelSpec, data: LossData) -> None:
     if lk.sigma_by != C.RUN or lk.family not in ("normal", "student_t"):
         raise no("its noise must have a scale by run (likelihood.sigma_by = 'run') and a "
                  "normal or Student-t family")
-    extra = [k for k in ("ar1", "walk", "sigma_decay") if getattr(lk, k, None) is not None]
+    extra = [k for k in ("ar1", "walk", "sigma_decay", "shock") if getattr(lk, k, None) is not None]
     if extra or lk.sigma_relative:
         raise no(f"its noise model has {extra or ['sigma_relative']}")
     params = [p for p in spec.law_obj.params if p.name not in spec.fixed]

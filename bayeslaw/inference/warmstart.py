@@ -160,9 +160,10 @@ def scale_floors(model: Any, spec: Any, shapes: Mapping[str, Any]) -> ScaleFloor
     ``shape_info``: nothing is evaluated here); the coordinates follow ``model.free_RVs``,
     as nutpie lays them out.
 
-    The group sds are each effect's learned sd (``<effect>_sd``) and, with a noise scale
-    per group, ``sigma_spread``, where sampled on the log scale (a positive prior: not a
-    Uniform or Beta, whose coordinate is an interval's); ``None`` when the spec has none.
+    The group sds are each effect's learned sd (``<effect>_sd``), with a noise scale per
+    group ``sigma_spread`` and the checkpoints' ``shock``, where sampled on the log scale (a
+    positive prior: not a Uniform or Beta, whose coordinate is an interval's); ``None`` when
+    the spec has none.
 
     Why: the joint mode of a centered group term of few levels can sit in the neck of its
     funnel, the sd shrunk to nothing with its levels, where the posterior holds almost no
@@ -176,6 +177,8 @@ def scale_floors(model: Any, spec: Any, shapes: Mapping[str, Any]) -> ScaleFloor
     lk = spec.likelihood
     if lk.sigma_by is not None and isinstance(lk.sigma_spread, Prior):
         priors["sigma_spread"] = lk.sigma_spread
+    if lk.shock is not None:  # the checkpoints' shifts: a group of their own
+        priors["shock"] = lk.shock
     if not priors:
         return None
     rows, names = [], []

@@ -62,6 +62,7 @@ from .noise import (
     walk_variance,
 )
 from .plan import Plan, groups_of, level_dim, order_name, own_noise_scale
+from .shock import CHECKPOINT, checkpoint_codes, shock_shift
 from .transforms import (
     offset_logp,
     offset_random,
@@ -208,6 +209,9 @@ class LossModel:
             follows = mask.copy()
             follows[:, 0] = 0.0
             vals["follows"] = follows
+        if self.spec.likelihood.shock is not None:  # each cell's checkpoint (:mod:`.shock`)
+            vals["checkpoint_code"] = checkpoint_codes(
+                dict(self.structure.levels)[CHECKPOINT], data, rows, pos, mask.shape)
         if self._window:  # each curve's window middle (sampler.shape_at = "window")
             vals["window_mid_log"] = window_middles(vals[cov_data_name(C.D)], mask)
         return {**vals, **self._level_values(data)}
@@ -247,6 +251,7 @@ class LossModel:
         for g in groups_of(self.spec):
             levels, codes[g] = data.levels(g)
             coords.setdefault(level_dim(g), levels.tolist())
+        coords.update({k: list(v) for k, v in self.structure.levels if k == CHECKPOINT})
         with pm.Model(coords=coords) as model:
             mask = pm.Data("mask", values["mask"], dims=("run", "pos"))
             # every other container is declared of mask's shape, these very two variables:
@@ -260,6 +265,9 @@ class LossModel:
             mu = self.spec.law_obj(pt, cov, theta, self.spec.reference)
             if mu.type.broadcastable[-1] or mu.ndim < 2:  # no per-point covariate
                 mu = pt.broadcast_to(mu, loss_obs.shape)
+            if self.spec.likelihood.shock is not None:
+                mu = mu + shock_shift(pm, pt, self.spec.likelihood.shock,
+                                      values["checkpoint_code"], self._shape)
             loc, sigma, process = self._observation(pm, pt, mu, self._noise(pm, pt, codes),
                                                     log_d, loss_obs, values)
             curve_likelihood(pm, self.spec.likelihood, loc, sigma, mask, loss_obs, process)

@@ -198,6 +198,10 @@ def centering_layout(spec: ModelSpec, masks: tuple[tuple[str, tuple[bool, ...]],
 def structure_of(spec: ModelSpec, data: LossData) -> Structure:
     """The structure key of (spec, data) for model reuse."""
     levels = tuple((g, tuple(data.levels(g)[0].tolist())) for g in groups_of(spec))
+    if spec.likelihood.shock is not None:  # the checkpoints' shifts (:mod:`.shock`)
+        from .shock import CHECKPOINT, checkpoint_levels
+
+        levels = (*levels, (CHECKPOINT, checkpoint_levels(data)))
     return Structure(tuple(data.runs.tolist()), levels)
 
 

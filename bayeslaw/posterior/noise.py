@@ -39,6 +39,7 @@ import pandas as pd
 from scipy import special
 
 from .. import constants as C
+from ..data.steps import checkpoint_labels
 from ..errors import FitFileError
 from ..model.arithmetic import link_value
 from ..model.noise import (
@@ -98,6 +99,27 @@ def noise_scale_draws(post: Posterior, table: pd.DataFrame, rng: np.random.Gener
         decay = post.draws("sigma_decay")[:, None]
     return noise_scale(np, base_scale(post, table, rng), log_d=log_d, decay=decay,
                        mu=mu if lk.sigma_relative else None)
+
+
+def shock_draws(post: Posterior, points: pd.DataFrame, rng: np.random.Generator
+                ) -> np.ndarray | float:
+    """Each row's checkpoint shift per draw, ``(S, n)``, or 0.0 without ``likelihood.shock``.
+
+    A fitted checkpoint's shift is its posterior draw (``checkpoint_shock``): a held-out exit
+    step is conditioned on the steps its checkpoint logged.  A new checkpoint draws one shift
+    ``N(0, tau)`` per posterior draw, shared by its rows (:mod:`bayeslaw.model.shock`).
+    """
+    if post.spec.likelihood.shock is None:
+        return 0.0
+    fitted = post.idata.posterior["checkpoint_shock"].coords["checkpoint"].values
+    return by_label(fitted.tolist(), post.draws("checkpoint_shock"),
+                    checkpoint_labels(points), post.draws("shock"), rng)
+
+
+def located_draws(post: Posterior, points: pd.DataFrame, rng: np.random.Generator
+                  ) -> np.ndarray:
+    """The law's value per draw and row with its checkpoint's shift: the noise's centre."""
+    return mean_draws(post, points, rng) + shock_draws(post, points, rng)
 
 
 def family_draws(post: Posterior, draw_index: np.ndarray | None = None) -> list[np.ndarray]:
@@ -295,7 +317,7 @@ def log_likelihood(post: Posterior, points: pd.DataFrame, *, seed: int = 0,
     """
     rng = np.random.default_rng(seed)
     y = points[C.LOSS].to_numpy(float)
-    mu = mean_draws(post, points, rng)
+    mu = located_draws(post, points, rng)
     scale = noise_scale_draws(post, points, rng, mu)
     if conditional:
         loc, scale = sequential_terms(post, points, y, mu, scale)
@@ -366,7 +388,7 @@ def outlier_probability(post: Posterior, *, seed: int = 0) -> pd.DataFrame:
     frame = post.data.frame
     y = frame[C.LOSS].to_numpy(float)
     rng = np.random.default_rng(seed)
-    mu = mean_draws(post, frame, rng)
+    mu = located_draws(post, frame, rng)
     loc, scale = sequential_terms(post, frame, y, mu, noise_scale_draws(post, frame, rng, mu))
     bulk, wide = contaminated_parts(np, (y[None, :] - loc) / scale, *family_draws(post))
     out = frame[[C.RUN, C.D, C.LOSS]].copy()
@@ -378,7 +400,7 @@ def outlier_probability(post: Posterior, *, seed: int = 0) -> pd.DataFrame:
 def predictive_draws(post: Posterior, points: pd.DataFrame, rng: np.random.Generator
                      ) -> np.ndarray:
     """New observed losses at ``points``, one per draw ``(S, n)``, as forecasts see them."""
-    mu = mean_draws(post, points, rng)
+    mu = located_draws(post, points, rng)
     loc, scale = forecast_terms(post, points, mu, noise_scale_draws(post, points, rng, mu), rng)
     return loc + noise(post, scale, rng)
 
@@ -391,7 +413,7 @@ def one_step_replicates(post: Posterior, rng: np.random.Generator
     factorization (with AR(1) or a walk, these one-step bands hold the walk's variance).
     """
     frame = post.data.frame
-    mu = mean_draws(post, frame, rng)
+    mu = located_draws(post, frame, rng)
     loc, scale = sequential_terms(post, frame, frame[C.LOSS].to_numpy(float), mu,
                                   noise_scale_draws(post, frame, rng, mu))
     return loc + noise(post, scale, rng), loc, scale
@@ -400,7 +422,7 @@ def one_step_replicates(post: Posterior, rng: np.random.Generator
 def simulated_losses(post: Posterior, draw: int, rng: np.random.Generator) -> np.ndarray:
     """The fitted rows' losses simulated from one posterior draw, each run's curve jointly."""
     frame = post.data.frame
-    mu_all = mean_draws(post, frame, rng)
+    mu_all = located_draws(post, frame, rng)
     scale = noise_scale_draws(post, frame, rng, mu_all)[draw]
     return simulate_curves(post, frame, mu_all[draw][None, :], scale[None, :], rng,
                            draw_index=np.array([draw]))[0]

@@ -22,6 +22,7 @@ from ..model.noise import conditional_terms, relative_variance
 from .draws import Posterior, mean_draws, scheduled_points
 from .noise import (
     hurst_draws,
+    located_draws,
     log_density,
     noise,
     noise_scale_draws,
@@ -193,7 +194,7 @@ def _replicate_terms(fit: Posterior, table: pd.DataFrame, y: np.ndarray, kind: s
     from the last logged residual).
     """
     n_log = len(y)
-    mu = mean_draws(fit, table, rng)
+    mu = located_draws(fit, table, rng)
     scale = noise_scale_draws(fit, table, rng, mu)
     future, spread = mu[:, n_log:], scale[:, n_log:]
     if fit.spec.likelihood.walk is None:

@@ -376,6 +376,7 @@ def _parse_likelihood(law: Law, table: Any) -> Likelihood:
         outlier_share=_optional_prior(lk, "outlier_share"),
         outlier_scale=_optional_prior(lk, "outlier_scale"),
         sigma_min_points=_min_points(lk, sigma_by),
+        shock=_optional_prior(lk, "shock"),
     )
     _check_noise_model(law, likelihood)
     return likelihood
@@ -421,6 +422,13 @@ def _check_noise_model(law: Law, likelihood: Likelihood) -> None:
     if likelihood.walk is not None and likelihood.ar1 is not None:
         raise SpecError("likelihood.walk and likelihood.ar1 are two models of the within-run "
                         "residual: keep one")
+    if likelihood.shock is not None and not set(C.EXIT_WEIGHTS) & set(law.covariates):
+        raise SpecError(f"likelihood.shock is shared by the exit steps of one checkpoint, but "
+                        f"law {law.name!r} is not a step-wise law (a table with a 'T' column): "
+                        "remove shock")
+    if likelihood.shock is not None and (likelihood.walk or likelihood.ar1) is not None:
+        raise SpecError("likelihood.shock (shared across a checkpoint's curves) is not "
+                        "combined with ar1 or walk (along a curve): keep one")
 
 
 def _parse_data(table: Any) -> DataSettings:

@@ -247,6 +247,13 @@ class Likelihood:
     cross (``benchmarks/results/few_points_convergence_2026-12-06/README.md``).  A level
     with no observed point (a held-out run) still draws its scale from the population.
 
+    With a ``shock`` prior (a step-wise law's table: ``tau``, in loss units) every row of one
+    checkpoint (a looped run's exit steps and its total at one ``D``: one evaluation batch
+    for all) shares a shift ``u_c ~ N(0, tau)``, sampled non-centered as
+    ``checkpoint_shock``; the curves' own noise is independent given it.  A forecast at a
+    fitted checkpoint (a held-out exit step) takes that checkpoint's shift from the
+    posterior; a new checkpoint draws its own, shared by its rows.
+
     These are the spec's keys; the noise model is written once in :mod:`bayeslaw.model.noise`
     (the graph's and the simulator's arithmetic) and evaluated on posterior draws by
     :mod:`bayeslaw.posterior.noise`, whose docstrings describe it in full.
@@ -267,6 +274,7 @@ class Likelihood:
     outlier_share: Prior | None = None
     outlier_scale: Prior | None = None
     sigma_min_points: int | None = None
+    shock: Prior | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form."""
@@ -293,6 +301,8 @@ class Likelihood:
                 out[key] = getattr(self, key).to_dict()
         if self.sigma_min_points is not None:  # only when set: existing caches keep their keys
             out["sigma_min_points"] = self.sigma_min_points
+        if self.shock is not None:
+            out["shock"] = self.shock.to_dict()
         return out
 
 

@@ -1,0 +1,114 @@
+"""A shift shared by the rows of one checkpoint (``likelihood.shock``) in step tables.
+
+The graph's likelihood and the numpy side (LOO, backtest scores, forecasts) must agree draw
+by draw, each row shifted by its own checkpoint's draw; a forecast at a fitted checkpoint
+takes its posterior shift and a new checkpoint one shift for all its rows.  Checked on prior
+draws (no sampling); the recovery of the shock's sd from a simulated sweep is in
+``tests/inference/test_shock_fit.py``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import bayeslaw as bl
+from bayeslaw.data.steps import checkpoint_labels
+from bayeslaw.errors import SpecError
+from bayeslaw.inference.modelcache import get_model
+from bayeslaw.posterior.noise import pointwise_log_likelihood, shock_draws
+from bayeslaw.simulate import looped_step_sweep
+from bayeslaw.spec.catalog import load_spec
+from bayeslaw.spec.model_spec import ModelSpec
+
+from ..conftest import prior_fit
+from ..density import compile_kwargs
+
+SHOCK = {"dist": "HalfNormal", "sigma": 0.02}
+
+
+def shock_spec(law: str = "looped_steps", **extra) -> ModelSpec:
+    d = load_spec(law=law).to_dict()
+    d["likelihood"].update({"shock": SHOCK, **extra})
+    return ModelSpec.from_dict(d)
+
+
+@pytest.fixture(scope="module")
+def steps():
+    """Three sizes x two depths, four checkpoints: 6 runs' step curves and totals."""
+    frame, _ = looped_step_sweep(seed=2, shock=0.01, N=(1e8, 3e8, 1e9), T_m=(2, 4),
+                                 D=tuple(np.geomspace(1e8, 1e10, 4)))
+    return bl.load(frame)
+
+
+def test_the_spec_refuses_a_shock_off_a_step_law_or_beside_a_process():
+    with pytest.raises(SpecError, match="likelihood.shock .* not a step-wise law"):
+        shock_spec(law="looped_total")
+    with pytest.raises(SpecError, match="likelihood.shock .* ar1 or walk"):
+        shock_spec(ar1={"dist": "Beta", "alpha": 2.0, "beta": 2.0})
+    assert shock_spec().likelihood.shock.to_dict() == SHOCK
+    assert shock_spec().to_dict()["likelihood"]["shock"] == SHOCK  # round trip
+
+
+def test_the_simulator_shifts_every_row_of_a_checkpoint_alike():
+    kw = {"seed": 3, "N": (1e8, 1e9), "T_m": (2, 4), "D": tuple(np.geomspace(1e8, 1e10, 4))}
+    plain, _ = looped_step_sweep(**kw)
+    shocked, truth = looped_step_sweep(shock=0.05, **kw)
+    shift = (shocked["loss"] - plain["loss"]).groupby([plain["run"], plain["D"]])
+    assert shift.std().max() < 1e-12  # one shift per checkpoint, steps and total alike
+    assert shift.mean().abs().min() > 0  # and a shift there is
+    assert truth.params["shock"] == 0.05
+
+
+@pytest.mark.parametrize("subset", ["all", "step held out"])
+def test_numpy_log_likelihood_equals_the_graph(steps, subset):
+    import arviz as az
+    import pymc as pm
+
+    spec = shock_spec()
+    data = steps
+    if subset != "all":  # a training split: the checkpoints stay the built data's
+        data = steps.select((steps.frame["T"] != 4).to_numpy(), "T = 4 held out")
+    fake = prior_fit(spec, steps, seed=1, draws=20)
+    fake = bl.Fit.from_draws(idata=fake.idata, spec=spec, data=data, provenance={})
+    model = get_model(spec, steps)
+    model.set_data(data)
+    shifts = fake.draws("checkpoint_shock")
+    assert np.abs(shifts).min() > 0 and shifts.shape[1] == len(set(checkpoint_labels(steps.frame)))
+    with model.model, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        graph = pm.compute_log_likelihood(az.InferenceData(posterior=fake.idata.posterior),
+                                          progressbar=False, compile_kwargs=compile_kwargs())
+    expected = graph.log_likelihood["loss"].values.reshape(20, -1)
+    ours = model.run_sums(pointwise_log_likelihood(fake), data)
+    np.testing.assert_allclose(ours, expected, rtol=1e-8, atol=1e-8)
+    # the shift matters: without it the numpy side would not match the graph
+    unshifted = bl.Fit.from_draws(idata=fake.idata, spec=load_spec(law="looped_steps"),
+                                  data=data, provenance={})
+    off = model.run_sums(pointwise_log_likelihood(unshifted), data)
+    assert np.abs(off - expected).max() > 1.0
+
+
+def test_forecasts_take_a_fitted_checkpoints_shift_and_share_a_new_ones(steps):
+    spec = shock_spec()
+    fake = prior_fit(spec, steps, seed=4, draws=400)
+    frame = steps.frame
+    fitted = frame.iloc[[0, 1, 5]]
+    got = shock_draws(fake, fitted, np.random.default_rng(0))
+    labels = list(fake.idata.posterior["checkpoint"].values)
+    for j, label in enumerate(checkpoint_labels(fitted)):
+        np.testing.assert_array_equal(got[:, j],
+                                      fake.draws("checkpoint_shock")[:, labels.index(label)])
+    new = frame[frame["D"] == frame["D"].max()].copy()
+    new["D"] = 3e10  # a checkpoint no fit saw: one shift for all of a looped run's rows there
+    got = shock_draws(fake, new, np.random.default_rng(0))
+    for _, rows in new.groupby("looped_run").indices.items():
+        assert np.ptp(got[:, rows], axis=1).max() == 0.0
+    runs = new["looped_run"].to_numpy()
+    first = [np.flatnonzero(runs == r)[0] for r in dict.fromkeys(runs)]
+    assert np.corrcoef(got[:, first[0]], got[:, first[1]])[0, 1] < 0.2
+    # a new shift is N(0, tau): its standardized draws have sd 1 (400 draws: se 0.035)
+    z = got[:, first] / fake.draws("shock")[:, None]
+    assert abs(z.std() - 1.0) < 0.12
