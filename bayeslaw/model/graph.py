@@ -267,6 +267,7 @@ class LossModel:
                 mu = pt.broadcast_to(mu, loss_obs.shape)
             if self.spec.likelihood.shock is not None:
                 mu = mu + shock_shift(pm, pt, self.spec.likelihood.shock,
+                                      dict(self.structure.levels)[CHECKPOINT],
                                       values["checkpoint_code"], self._shape)
             loc, sigma, process = self._observation(pm, pt, mu, self._noise(pm, pt, codes),
                                                     log_d, loss_obs, values)

@@ -105,14 +105,18 @@ def shock_draws(post: Posterior, points: pd.DataFrame, rng: np.random.Generator
                 ) -> np.ndarray | float:
     """Each row's checkpoint shift per draw, ``(S, n)``, or 0.0 without ``likelihood.shock``.
 
-    A fitted checkpoint's shift is its posterior draw (``checkpoint_shock``): a held-out exit
-    step is conditioned on the steps its checkpoint logged.  A new checkpoint draws one shift
-    ``N(0, tau)`` per posterior draw, shared by its rows (:mod:`bayeslaw.model.shock`).
+    A checkpoint with fitted rows takes its posterior draw (``checkpoint_shock``): a held-out
+    exit step is conditioned on the steps its checkpoint logged.  Any other checkpoint (a
+    later ``D``, a new run) draws one shift ``N(0, tau)`` per posterior draw, shared by its
+    rows: not the model's value of a checkpoint without rows, which its run's sum to zero
+    ties to the fitted ones' (:mod:`bayeslaw.model.shock`).
     """
     if post.spec.likelihood.shock is None:
         return 0.0
-    fitted = post.idata.posterior["checkpoint_shock"].coords["checkpoint"].values
-    return by_label(fitted.tolist(), post.draws("checkpoint_shock"),
+    labels = post.idata.posterior["checkpoint_shock"].coords["checkpoint"].values.tolist()
+    seen = set(checkpoint_labels(post.data.frame).tolist())
+    keep = [j for j, c in enumerate(labels) if c in seen]
+    return by_label([labels[j] for j in keep], post.draws("checkpoint_shock")[:, keep],
                     checkpoint_labels(points), post.draws("shock"), rng)
 
 

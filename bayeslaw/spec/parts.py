@@ -250,7 +250,8 @@ class Likelihood:
     With a ``shock`` prior (a step-wise law's table: ``tau``, in loss units) every row of one
     checkpoint (a looped run's exit steps and its total at one ``D``: one evaluation batch
     for all) shares a shift ``u_c ~ N(0, tau)``, sampled non-centered as
-    ``checkpoint_shock``; the curves' own noise is independent given it.  A forecast at a
+    ``checkpoint_shock``, summing to zero over each looped run's checkpoints (the run's
+    level is the law's); the curves' own noise is independent given it.  A forecast at a
     fitted checkpoint (a held-out exit step) takes that checkpoint's shift from the
     posterior; a new checkpoint draws its own, shared by its rows.
 

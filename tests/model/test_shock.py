@@ -112,3 +112,28 @@ def test_forecasts_take_a_fitted_checkpoints_shift_and_share_a_new_ones(steps):
     # a new shift is N(0, tau): its standardized draws have sd 1 (400 draws: se 0.035)
     z = got[:, first] / fake.draws("shock")[:, None]
     assert abs(z.std() - 1.0) < 0.12
+
+
+def test_each_looped_runs_shifts_sum_to_zero_and_a_checkpoint_without_rows_draws_anew(steps):
+    spec = shock_spec()
+    fake = prior_fit(spec, steps, seed=5, draws=50)
+    labels = fake.idata.posterior["checkpoint"].values
+    shifts = fake.draws("checkpoint_shock")
+    runs = np.array([c.rsplit("@", 1)[0] for c in labels])
+    for run in set(runs):  # zero to rounding, while each shift is of the order of tau
+        assert np.abs(shifts[:, runs == run].sum(axis=1)).max() < 1e-12
+    assert np.median(np.abs(shifts) / fake.draws("shock")[:, None]) > 0.3
+    # a prefix fit: the later checkpoints are in the model, without rows
+    early = (steps.frame["D"] < steps.frame["D"].max()).to_numpy()
+    prefix = bl.Fit.from_draws(idata=fake.idata, spec=spec, data=steps.select(early, "prefix"),
+                               provenance={})
+    late = steps.frame[~early]
+    got = shock_draws(prefix, late, np.random.default_rng(0))
+    stored = fake.draws("checkpoint_shock")[:, [list(labels).index(c)
+                                                for c in checkpoint_labels(late)]]
+    assert np.abs(got - stored).min() > 0  # drawn anew, not the stored value
+    fitted = steps.frame[early]
+    np.testing.assert_array_equal(
+        shock_draws(prefix, fitted, np.random.default_rng(0)),
+        fake.draws("checkpoint_shock")[:, [list(labels).index(c)
+                                           for c in checkpoint_labels(fitted)]])
