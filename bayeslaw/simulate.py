@@ -126,14 +126,23 @@ def simulate(spec: ModelSpec, table: pd.DataFrame, params: Mapping[str, float], 
     prev, first_rows = previous_rows(out[C.RUN].to_numpy())
     # standardised residuals follow an AR(1) along each run (rows sorted by D)
     out[C.LOSS] = draw_curves(mu[None, :], scale[None, :], eps[None, :], prev, first_rows,
-                              ar1=ar1 or None)[0]
-    if shock:  # drawn last: a seed's other draws stay as they were without it
-        codes = pd.factorize(pd.Series(checkpoint_labels(out)))[0]
-        out[C.LOSS] += shock * rng.standard_normal(codes.max() + 1)[codes]
+                              ar1=ar1 or None)[0] + _checkpoint_shifts(out, shock, rng)
     truth = Truth(dict(params), effects, dict(zip(runs.tolist(), scale_run.tolist(),
                                                   strict=True)),
                   nu if lk.family == "student_t" else None)
     return out, truth
+
+
+def _checkpoint_shifts(rows: pd.DataFrame, shock: float, rng: np.random.Generator
+                       ) -> np.ndarray | float:
+    """One ``N(0, shock)`` shift per checkpoint, on each of its rows (0.0 when ``shock`` is 0).
+
+    Drawn after the noise, so that a seed's other draws stay as they are without it.
+    """
+    if not shock:
+        return 0.0
+    codes = pd.factorize(pd.Series(checkpoint_labels(rows)))[0]
+    return shock * rng.standard_normal(codes.max() + 1)[codes]
 
 
 def _run_scales(sigma_by: str | None, first: pd.DataFrame, n_runs: int, sigma: float,
