@@ -4,16 +4,17 @@ A looped run's exit steps and its total at one ``D`` are evaluated on one batch:
 together from checkpoint to checkpoint, beyond what each curve's own noise says.  With a
 ``shock`` prior ``tau`` every row of checkpoint ``c``
 (:func:`bayeslaw.data.steps.checkpoint_labels`) has its law's value shifted by
-``u_c = tau z_c``, ``z_c ~ N(0, 1)`` (``shock_z``; stored as ``checkpoint_shock``, dims
-``checkpoint``).  A total row is the q-weighted mean of its steps, so it takes the same
-shift.  Each looped run's shifts sum to zero (``z`` less its run's mean): they are the
-checkpoint-to-checkpoint deviations about the run's curve, whose level is the law's effects'
-(iid shifts traded their run's mean with those effects:
+``u_c = tau z_c``, ``z_c ~ N(0, 1)`` (``checkpoint_shock_z``; stored as
+``checkpoint_shock``, dims ``checkpoint``, which the diagnosis leaves out as it does every
+non-centered term's deviations).  A total row is the q-weighted mean of its steps, so it
+takes the same shift.  Each looped run's shifts sum to zero (``z`` less its run's mean):
+they are the checkpoint-to-checkpoint deviations about the run's curve, whose level is the
+law's effects' (iid shifts traded their run's mean with those effects:
 ``benchmarks/results/steps_shock_2026-12-07/``).  The checkpoints are those of the data
 the model is built from (:attr:`~bayeslaw.model.plan.Plan.like`): part of its structure,
 so a training split's rows index into the same vector and a checkpoint without rows draws
-its shift from the prior.
-The numpy side (forecasts, log densities) is :func:`bayeslaw.posterior.noise.shock_draws`.
+its shift from the prior.  The numpy side (forecasts, log densities) is
+:func:`bayeslaw.posterior.noise.shock_draws`.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def checkpoint_codes(levels: tuple[str, ...], data: LossData, rows: np.ndarray,
     labels = checkpoint_labels(data.frame)
     unknown = [c for c in labels if c not in index]
     if unknown:
-        raise SpecError(f"checkpoint(s) {unknown[:3]} are not in the compiled model; build a "
-                        "LossData model from data that include them")
+        raise SpecError(f"checkpoint(s) {unknown[:3]} are not in the compiled model; build "
+                        "the model from data that include them")
     out = np.zeros(shape, dtype="int64")
     out[rows, pos] = [index[c] for c in labels]
     return out
@@ -70,7 +71,7 @@ def shock_shift(pm: Any, pt: Any, prior: Any, levels: tuple[str, ...], codes: np
     trade their mean with the law's effects on the run's level.
     """
     tau = prior.create("shock")
-    z = pm.Normal("shock_z", 0.0, 1.0, dims=CHECKPOINT)
+    z = pm.Normal("checkpoint_shock_z", 0.0, 1.0, dims=CHECKPOINT)
     value = pm.Deterministic("checkpoint_shock", tau * run_centred(pt, z, owners(levels)),
                              dims=CHECKPOINT)
     code = pt.specify_shape(pm.Data("checkpoint_code", codes, dims=("run", "pos")), shape)

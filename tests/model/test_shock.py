@@ -19,6 +19,7 @@ from bayeslaw.data.steps import checkpoint_labels
 from bayeslaw.errors import SpecError
 from bayeslaw.inference.modelcache import get_model
 from bayeslaw.posterior.noise import pointwise_log_likelihood, shock_draws
+from bayeslaw.posterior.result import _derived
 from bayeslaw.simulate import looped_step_sweep
 from bayeslaw.spec.catalog import load_spec
 from bayeslaw.spec.model_spec import ModelSpec
@@ -123,6 +124,9 @@ def test_each_looped_runs_shifts_sum_to_zero_and_a_checkpoint_without_rows_draws
     for run in set(runs):  # zero to rounding, while each shift is of the order of tau
         assert np.abs(shifts[:, runs == run].sum(axis=1)).max() < 1e-12
     assert np.median(np.abs(shifts) / fake.draws("shock")[:, None]) > 0.3
+    # the diagnosis leaves the shifts out (tau times z: they would repeat z), keeps their sd
+    derived = _derived(fake.idata, spec)
+    assert "checkpoint_shock" in derived and "shock" not in derived
     # a prefix fit: the later checkpoints are in the model, without rows
     early = (steps.frame["D"] < steps.frame["D"].max()).to_numpy()
     prefix = bl.Fit.from_draws(idata=fake.idata, spec=spec, data=steps.select(early, "prefix"),
