@@ -1,7 +1,10 @@
 """Why the warm start finds no mode with `likelihood.shock` (seed-11 training table of shock.py).
 
 Runs the warm start's steps one at a time with their seconds: L-BFGS from nutpie's start, the
-largest gradient entries left (by variable), the sd floors, and the curvature's check.
+largest gradient entries left (by variable), the sd floors, and the curvature's check.  The
+first run (`mode_probe.txt`) labelled coordinates from `shape_info` (wrong: it lists the
+deterministics too) and stopped at the floors; labelled from `model.free_RVs` since
+(`mode_probe_labelled.txt`).
 
     python benchmarks/results/steps_shock_2026-12-07/mode_probe.py
 """
@@ -28,8 +31,11 @@ plan = make_plan(spec, data, train)
 entry, compiled = compiled_for(plan, train)
 entry.density.identity()
 names, _, shapes = compiled.shape_info
-owner = np.concatenate([[n] * int(np.prod(s, dtype=int)) for n, s in
-                         zip(names, shapes, strict=False)])
+size = dict(zip(names, shapes, strict=True))
+model = entry.model.model  # nutpie lays the coordinates out as model.free_RVs' values
+owner = np.concatenate([[model.rvs_to_values[rv].name]
+                        * int(np.prod(size[model.rvs_to_values[rv].name], dtype=int))
+                        for rv in model.free_RVs])
 density = ws.LogDensity(compiled)
 start = compiled.initial_point_func(11)
 t = time.perf_counter()
