@@ -109,6 +109,8 @@ class LossModel:
         self._pairs = NODE_COLUMNS[0] in law.covariates
         #: curve_bend's curves sampled at their windows' middles (:mod:`.window`)
         self._window = plan.spec.sampler.shape_at == "window"
+        #: the checkpoints whose rows share a shift (likelihood.shock; :mod:`.shock`), or None
+        self._checkpoints = dict(plan.structure.levels).get(CHECKPOINT)
         table = plan.like.run_table()
         self._built_run_values = {c: table[c].to_numpy(dtype=float) for c in
                                   (*self._run_covariates, *self._point_covariates)}
@@ -209,9 +211,9 @@ class LossModel:
             follows = mask.copy()
             follows[:, 0] = 0.0
             vals["follows"] = follows
-        if self.spec.likelihood.shock is not None:  # each cell's checkpoint (:mod:`.shock`)
-            vals["checkpoint_code"] = checkpoint_codes(
-                dict(self.structure.levels)[CHECKPOINT], data, rows, pos, mask.shape)
+        if self._checkpoints is not None:  # each cell's checkpoint (:mod:`.shock`)
+            vals["checkpoint_code"] = checkpoint_codes(self._checkpoints, data, rows, pos,
+                                                       mask.shape)
         if self._window:  # each curve's window middle (sampler.shape_at = "window")
             vals["window_mid_log"] = window_middles(vals[cov_data_name(C.D)], mask)
         return {**vals, **self._level_values(data)}
@@ -251,7 +253,8 @@ class LossModel:
         for g in groups_of(self.spec):
             levels, codes[g] = data.levels(g)
             coords.setdefault(level_dim(g), levels.tolist())
-        coords.update({k: list(v) for k, v in self.structure.levels if k == CHECKPOINT})
+        if self._checkpoints is not None:
+            coords[CHECKPOINT] = list(self._checkpoints)
         with pm.Model(coords=coords) as model:
             mask = pm.Data("mask", values["mask"], dims=("run", "pos"))
             # every other container is declared of mask's shape, these very two variables:
@@ -265,9 +268,8 @@ class LossModel:
             mu = self.spec.law_obj(pt, cov, theta, self.spec.reference)
             if mu.type.broadcastable[-1] or mu.ndim < 2:  # no per-point covariate
                 mu = pt.broadcast_to(mu, loss_obs.shape)
-            if self.spec.likelihood.shock is not None:
-                mu = mu + shock_shift(pm, pt, self.spec.likelihood.shock,
-                                      dict(self.structure.levels)[CHECKPOINT],
+            if self._checkpoints is not None:
+                mu = mu + shock_shift(pm, pt, self.spec.likelihood.shock, self._checkpoints,
                                       values["checkpoint_code"], self._shape)
             loc, sigma, process = self._observation(pm, pt, mu, self._noise(pm, pt, codes),
                                                     log_d, loss_obs, values)

@@ -426,7 +426,8 @@ def _check_noise_model(law: Law, likelihood: Likelihood) -> None:
         raise SpecError(f"likelihood.shock is shared by the exit steps of one checkpoint, but "
                         f"law {law.name!r} is not a step-wise law (a table with a 'T' column): "
                         "remove shock")
-    if likelihood.shock is not None and (likelihood.walk or likelihood.ar1) is not None:
+    if likelihood.shock is not None and (likelihood.walk is not None
+                                         or likelihood.ar1 is not None):
         raise SpecError("likelihood.shock (shared across a checkpoint's curves) is not "
                         "combined with ar1 or walk (along a curve): keep one")
 
