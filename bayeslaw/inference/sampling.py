@@ -137,6 +137,7 @@ def _sample(plan: Plan, data: LossData, settings: SamplerSettings, seed: int,
              "warm_start": start is not None,
              "start_evaluations": 0 if start is None else start.evaluations,
              "start_held": [] if start is None else list(start.held),
+             "start_pinned": [] if start is None else list(start.pinned),
              "tune_steps": int(warm.sum()),
              "draw_steps": int(idata.sample_stats["n_steps"].values.sum())}
     for group in [g for g in idata.groups() if g.startswith("warmup")]:
@@ -375,11 +376,12 @@ def timing_line(method: str, info: Mapping[str, Any]) -> str:
         how = f" ({info['compiled']})" if "compiled" in info else ""
         parts.append(f"compile {info['compile_s']:.1f} s{how}")
     if info.get("start_s"):
-        held = info.get("start_held") or []
+        held, pinned = info.get("start_held") or [], info.get("start_pinned") or []
+        why = ([f"{', '.join(held)} held at the prior's median: the mode was in a funnel's "
+                "neck"] if held else []) + ([f"{', '.join(pinned)} held at the prior's centre "
+                                             "during the search"] if pinned else [])
         parts.append(f"{'mode' if method == 'laplace' else 'warm start'} "
-                     f"{info['start_s']:.1f} s" + (
-                         f" ({', '.join(held)} held at the prior's median: the mode was in "
-                         "a funnel's neck)" if held else ""))
+                     f"{info['start_s']:.1f} s" + (f" ({'; '.join(why)})" if why else ""))
     if "pilot_s" in info:
         parts.append(f"pilot {info['pilot_s']:.1f} s (within the warm start)")
     if "first_pass_s" in info:

@@ -56,13 +56,18 @@ class Mode:
     evaluations : int
         Log density + gradient evaluations spent (optimization and curvature).
     held : tuple of str
-        The group sds held at their prior's median (:func:`find_mode`'s ``floors``).
+        The group sds held at their prior's median (:func:`find_mode`'s ``floors``) because
+        the search put them below their floor.
+    pinned : tuple of str
+        The variables held at their prior's centre through the whole search
+        (:class:`ScaleFloors`' ``pinned``: the checkpoint shifts).
     """
 
     point: np.ndarray
     cov: np.ndarray
     evaluations: int
     held: tuple[str, ...] = ()
+    pinned: tuple[str, ...] = ()
 
     def factor(self) -> np.ndarray:
         """The lower-triangular ``L`` with ``L L^T = cov`` (diagonal for large models)."""
@@ -101,7 +106,8 @@ def find_mode(compiled: Any, start: np.ndarray, *, max_iter: int = 20000, restar
     """The mode of ``compiled``'s log density from ``start`` and the curvature there.
 
     ``floors`` (optional): a function of nothing returning the :class:`ScaleFloors` of the
-    model's group sds (or ``None``), called once a point is found.  Where the point puts a
+    model's group sds (or ``None``), called once before the search.  Its ``pinned``
+    coordinates (the checkpoint shifts) are held at their centre from the start.  Where the point puts a
     group sd below its floor, in its funnel's neck, those sds are held at their prior's median and
     the other coordinates maximized given them (again while another sd falls below its
     floor); the curvature of the held ones is their prior's (uncorrelated with the rest).
@@ -114,27 +120,47 @@ def find_mode(compiled: Any, start: np.ndarray, *, max_iter: int = 20000, restar
     the support, such as a group sd collapsing to zero).
     """
     density = LogDensity(compiled)
-    point = _maximize(density, np.asarray(start, float), max_iter, restarts, gtol, None)
-    found = None if point is None or floors is None else floors()
-    if found is not None and len(found.lower) != len(point):
+    found = None if floors is None else floors()
+    if found is not None and len(found.lower) != len(start):
         raise ValueError(f"find_mode: the sd floors have {len(found.lower)} coordinates and "
-                         f"the model's point {len(point)}: floors of another model's layout "
+                         f"the model's point {len(start)}: floors of another model's layout "
                          "(a bug in the caller, not in the data)")
-    held = None if found is None else point < found.lower
-    if held is None or not held.any():
+    pinned = None if found is None or found.pinned is None or not found.pinned.any() \
+        else found.pinned
+    start = np.asarray(start, float)
+    point = _maximize(density, start if pinned is None else np.where(pinned, found.centre, start),
+                      max_iter, restarts, gtol, pinned)
+    if point is None or found is None:
         return None if point is None else _laplace(density, point)
-    while point is not None:  # holding one sd may let another fall: hold it too, and again
-        point = _maximize(density, np.where(held, found.centre, point), max_iter, restarts,
-                          gtol, held)
-        fallen = point is not None and point < found.lower
-        if point is None or not np.any(fallen):
-            break
-        held = held | fallen
+    first = np.zeros(len(point), bool) if pinned is None else pinned
+    held = first | (point < found.lower)
+    if np.any(held & ~first):
+        point = _hold(density, point, held, found, (max_iter, restarts, gtol))
+    if not held.any():
+        return _laplace(density, point)
     mode = None if point is None else _laplace(density, point, held, found.spread)
     if mode is None:
         return None
-    return dataclasses.replace(mode, held=tuple(dict.fromkeys(
-        name for name, h in zip(found.names, held, strict=True) if h)))
+    return dataclasses.replace(mode, held=_names(found.names, held & ~first),
+                               pinned=_names(found.names, first))
+
+
+def _names(names: tuple[str, ...], mask: np.ndarray) -> tuple[str, ...]:
+    """The variables of the coordinates in ``mask``, each once, in order."""
+    return tuple(dict.fromkeys(name for name, m in zip(names, mask, strict=True) if m))
+
+
+def _hold(density: LogDensity, point: np.ndarray, held: np.ndarray, found: ScaleFloors,
+          search: tuple[int, int, float]) -> np.ndarray | None:
+    """The maximum with the ``held`` coordinates at ``found.centre``, holding each group sd
+    that falls below its floor too (``held`` is updated in place), or None."""
+    while point is not None:  # holding one sd may let another fall: hold it too, and again
+        point = _maximize(density, np.where(held, found.centre, point), *search, held)
+        fallen = point is not None and point < found.lower
+        if point is None or not np.any(fallen):
+            break
+        held |= fallen
+    return point
 
 
 @dataclass(frozen=True)
@@ -144,13 +170,16 @@ class ScaleFloors:
     ``lower`` is the log of the sd prior's :data:`SCALE_FLOOR_QUANTILE` quantile
     (``-inf`` for coordinates that are not group sds), ``centre`` the log of its median and
     ``spread`` half the width of its central 68% on the log scale (where a held sd starts,
-    and the scale it starts with); ``names`` the variable of each coordinate.
+    and the scale it starts with); ``names`` the variable of each coordinate.  ``pinned``
+    (a mask, or None): coordinates held at ``centre`` through the whole search, with the
+    curvature ``spread`` (:func:`scale_floors` says which and why).
     """
 
     lower: np.ndarray
     centre: np.ndarray
     spread: np.ndarray
     names: tuple[str, ...]
+    pinned: np.ndarray | None = None
 
 
 def scale_floors(model: Any, spec: Any, shapes: Mapping[str, Any]) -> ScaleFloors | None:
@@ -165,12 +194,20 @@ def scale_floors(model: Any, spec: Any, shapes: Mapping[str, Any]) -> ScaleFloor
     positive prior: not a Uniform or Beta, whose coordinate is an interval's); ``None`` when
     the spec has none.
 
+    With a checkpoint shock the shifts' standard draws (``N(0, 1)``) and their sd are
+    *pinned*: held at 0 and at the sd prior's median through the whole search.  Free, the
+    shifts follow one curve's residuals at 3-9 rows a checkpoint, its noise scale shrinks
+    toward zero and L-BFGS climbs a spike for minutes without a proper mode
+    (``benchmarks/results/steps_shock_2026-12-07/mode_probe_labelled.txt``); held, the rest
+    is the mode of the model without the shock, and the shifts start from their prior.
+
     Why: the joint mode of a centered group term of few levels can sit in the neck of its
     funnel, the sd shrunk to nothing with its levels, where the posterior holds almost no
     mass.  Chains started there with the curvature of that point never leave it, nearly
     every transition divergent (the step-wise law's prefix fits:
     ``benchmarks/results/steps_prefix_init_2026-12-04/``).
     """
+    from ..model.shock import SHOCK_Z
     from ..spec.parts import Prior
 
     priors = {f"{e.name}_sd": e.scale for e in spec.effects if isinstance(e.scale, Prior)}
@@ -181,6 +218,7 @@ def scale_floors(model: Any, spec: Any, shapes: Mapping[str, Any]) -> ScaleFloor
         priors["shock"] = lk.shock
     if not priors:
         return None
+    pin = {"shock", SHOCK_Z} if lk.shock is not None else set()
     rows, names = [], []
     for rv in model.free_RVs:
         # a floor only where the sd is sampled as its log (not an interval's logit, say)
@@ -190,10 +228,10 @@ def scale_floors(model: Any, spec: Any, shapes: Mapping[str, Any]) -> ScaleFloor
             np.log(prior.quantile(SCALE_FLOOR_QUANTILE)), np.log(prior.quantile(0.5)),
             0.5 * np.log(prior.quantile(0.8413) / prior.quantile(0.1587)))
         size = int(np.prod(shapes[model.rvs_to_values[rv].name], dtype=int))
-        rows.extend([row] * size)
+        rows.extend([(*row, rv.name in pin)] * size)
         names.extend([rv.name] * size)
-    lower, centre, spread = np.asarray(rows, float).T
-    return ScaleFloors(lower, centre, spread, tuple(names))
+    lower, centre, spread, pinned = np.asarray(rows, float).T
+    return ScaleFloors(lower, centre, spread, tuple(names), pinned.astype(bool))
 
 
 def _negative(density: LogDensity) -> Any:

@@ -30,6 +30,8 @@ from ..errors import SpecError
 
 #: The structure's key of the checkpoints (:func:`bayeslaw.model.plan.structure_of`).
 CHECKPOINT = "checkpoint"
+#: The shifts' standard draws (non-centered: ``checkpoint_shock = shock * checkpoint_shock_z``).
+SHOCK_Z = "checkpoint_shock_z"
 
 
 def checkpoint_levels(data: LossData) -> tuple[str, ...]:
@@ -71,7 +73,7 @@ def shock_shift(pm: Any, pt: Any, prior: Any, levels: tuple[str, ...], codes: np
     trade their mean with the law's effects on the run's level.
     """
     tau = prior.create("shock")
-    z = pm.Normal("checkpoint_shock_z", 0.0, 1.0, dims=CHECKPOINT)
+    z = pm.Normal(SHOCK_Z, 0.0, 1.0, dims=CHECKPOINT)
     value = pm.Deterministic("checkpoint_shock", tau * run_centred(pt, z, owners(levels)),
                              dims=CHECKPOINT)
     code = pt.specify_shape(pm.Data("checkpoint_code", codes, dims=("run", "pos")), shape)

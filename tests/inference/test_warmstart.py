@@ -245,6 +245,56 @@ def test_the_fit_line_names_the_sds_held_at_their_prior():
     assert "held" not in timing_line("nuts", {**info, "start_held": []})
     line = timing_line("nuts", {**info, "start_held": ["c_by_T_m_sd"]})
     assert "warm start 2.0 s (c_by_T_m_sd held at the prior's median" in line
+    line = timing_line("nuts", {**info, "start_pinned": ["shock", "checkpoint_shock_z"]})
+    assert "(shock, checkpoint_shock_z held at the prior's centre during the search)" in line
+    assert "funnel" not in line  # pinned by design, not because the search fell
+
+
+def test_pinned_coordinates_stay_at_their_centre_and_the_rest_is_maximized_given_them():
+    """The checkpoint shifts' treatment on a small model: the levels pinned at 0 with unit
+    curvature, the sd at its mode given them (closed form), nothing reported as fallen."""
+    from bayeslaw.inference.warmstart import ScaleFloors
+
+    y = np.array([-0.4, 0.1, 0.5])
+    compiled = _compile(_funnel_model(y, alpha=5.0)).compiled
+    f = _tau_floors(alpha=5.0)
+    pinned = np.array([False, True, True, True])
+    floors = ScaleFloors(f.lower, f.centre, f.spread, f.names, pinned)
+    free = find_mode(compiled, np.array([np.log(0.1), 0.0, 0.0, 0.0]))
+    mode = find_mode(compiled, np.array([np.log(0.1), 0.3, -0.2, 0.1]), floors=lambda: floors)
+    assert mode is not None and mode.pinned == ("theta",) and mode.held == ()
+    np.testing.assert_array_equal(mode.point[1:], 0.0)
+    assert not np.allclose(free.point[1:], 0.0, atol=1e-3)  # free, the levels move: can fail
+    # theta = 0: on u = log tau the density is Gamma(5, 20)'s times tau^-3 (three N(0, tau)
+    # levels at 0) times the Jacobian tau: tau^(5-1-3+1) exp(-20 tau), at its maximum tau = 2/20
+    np.testing.assert_allclose(np.exp(mode.point[0]), 2 / 20, rtol=1e-5)
+    np.testing.assert_allclose(np.diag(mode.cov)[1:], 1.0)
+    np.testing.assert_array_equal(mode.cov[0, 1:], 0.0)
+
+
+def test_scale_floors_pin_a_checkpoint_shocks_shifts_and_sd():
+    import bayeslaw as bl
+    from bayeslaw.inference.warmstart import scale_floors
+    from bayeslaw.model.graph import LossModel
+    from bayeslaw.model.plan import make_plan
+    from bayeslaw.simulate import looped_step_sweep
+    from bayeslaw.spec.model_spec import ModelSpec
+
+    d = bl.load_spec(law="looped_steps").to_dict()
+    d["likelihood"]["shock"] = {"dist": "HalfNormal", "sigma": 0.02}
+    spec = ModelSpec.from_dict(d)
+    frame, _ = looped_step_sweep(seed=2, shock=0.01, N=(1e8, 3e8, 1e9),
+                                 T_m=(2, 4), D=tuple(np.geomspace(1e8, 1e10, 3)))
+    model = LossModel(make_plan(spec, bl.load(frame))).model
+    found = scale_floors(model, spec, _shapes(model))
+    names = np.array(found.names)
+    assert set(names[found.pinned]) == {"shock", "checkpoint_shock_z"}
+    assert np.sum(names == "checkpoint_shock_z") == 6 * 3  # 6 looped runs x 3 checkpoints
+    np.testing.assert_array_equal(found.centre[names == "checkpoint_shock_z"], 0.0)
+    np.testing.assert_allclose(found.centre[names == "shock"],
+                               np.log(spec.likelihood.shock.quantile(0.5)))
+    plain = scale_floors(model, bl.load_spec(law="looped_steps"), _shapes(model))
+    assert plain is None or not plain.pinned.any()
 
 
 def test_prior_quantiles_against_closed_forms():
