@@ -250,7 +250,7 @@ def fit(data: LossData, spec: ModelSpec | str | Path | Mapping[str, Any] | None 
     data = _fitted_part(data, spec)
     settings = _settings(spec, draws=draws, tune=tune, chains=chains, backend=backend,
                          target_accept=target_accept)
-    _check_method(method, strict, seed)
+    _check_method(method, strict, seed, spec)
     progress = default_progress() if progress is None else bool(progress)
     idata, sampled = _draw(method, spec, data, like, settings, seed, progress)
     print(timing_line(method, sampled), file=sys.stderr, flush=True)
@@ -353,8 +353,10 @@ def _settings(spec: ModelSpec, **overrides: Any) -> SamplerSettings:
         raise ArgumentError(f"fit(): {exc}".replace("sampler.", "")) from None
 
 
-def _check_method(method: str, strict: bool, seed: Any = 0) -> None:
-    """``method`` is NUTS or a known approximation, ``strict`` asks for NUTS, ``seed`` fits.
+def _check_method(method: str, strict: bool, seed: Any = 0, spec: ModelSpec | None = None
+                  ) -> None:
+    """``method`` is NUTS or a known approximation, ``strict`` asks for NUTS, ``seed`` fits,
+    and ``spec`` has a mode for ``method="laplace"`` (a checkpoint shock has none).
 
     A seed is a whole number in [0, 2**32): what numpy, PyMC and nutpie all take.
     """
@@ -367,6 +369,14 @@ def _check_method(method: str, strict: bool, seed: Any = 0) -> None:
     if method in C.APPROXIMATE_METHODS and strict:
         raise ConvergenceError(f"strict=True needs MCMC diagnostics, and method={method!r} "
                                "gives an approximation with none: use method='nuts'")
+    if method == "laplace" and spec is not None and spec.likelihood.shock is not None:
+        # the search climbs for minutes where the shifts follow single curves' residuals
+        # (benchmarks/results/steps_shock_2026-12-07/mode_probe_labelled.txt)
+        raise ArgumentError("method='laplace' needs a proper mode, and a spec with "
+                            "likelihood.shock (a shift per checkpoint) has none: the shifts "
+                            "can follow single curves' residuals while their noise scales "
+                            "shrink to zero. Use method='nuts', or drop likelihood.shock "
+                            "for a first look")
 
 
 def timing_line(method: str, info: Mapping[str, Any]) -> str:

@@ -3,8 +3,9 @@
 The graph's likelihood and the numpy side (LOO, backtest scores, forecasts) must agree draw
 by draw, each row shifted by its own checkpoint's draw; a forecast at a fitted checkpoint
 takes its posterior shift and a new checkpoint one shift for all its rows.  Checked on prior
-draws (no sampling); the recovery of the shock's sd from a simulated sweep is in
-``tests/inference/test_shock_fit.py``.
+draws (no sampling).  The recovery of the shock's sd from a simulated sweep is measured,
+not tested here (a fit of a sweep small enough for the suite samples for about 5 minutes):
+``benchmarks/results/steps_shock_pinned_2026-12-07/``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 import bayeslaw as bl
 from bayeslaw.data.steps import checkpoint_labels
-from bayeslaw.errors import SpecError
+from bayeslaw.errors import ArgumentError, SpecError
 from bayeslaw.inference.modelcache import get_model
 from bayeslaw.posterior.noise import pointwise_log_likelihood, shock_draws
 from bayeslaw.posterior.result import _derived
@@ -51,6 +52,13 @@ def test_the_spec_refuses_a_shock_off_a_step_law_or_beside_a_process():
         shock_spec(ar1={"dist": "Beta", "alpha": 2.0, "beta": 2.0})
     assert shock_spec().likelihood.shock.to_dict() == SHOCK
     assert shock_spec().to_dict()["likelihood"]["shock"] == SHOCK  # round trip
+
+
+def test_a_laplace_first_look_at_a_shock_is_refused_before_any_search(steps):
+    """The mode search has no proper mode to find with the shifts free: an error at once,
+    naming the key, not minutes of search and then a failure."""
+    with pytest.raises(ArgumentError, match="likelihood.shock .* Use method='nuts'"):
+        bl.fit(steps, spec=shock_spec(), method="laplace", seed=1, progress=False)
 
 
 def test_the_simulator_shifts_every_row_of_a_checkpoint_alike():
