@@ -149,3 +149,19 @@ def test_each_looped_runs_shifts_sum_to_zero_and_a_checkpoint_without_rows_draws
         shock_draws(prefix, fitted, np.random.default_rng(0)),
         fake.draws("checkpoint_shock")[:, [list(labels).index(c)
                                            for c in checkpoint_labels(fitted)]])
+
+
+def test_a_saved_shock_fit_forecasts_the_same_after_loading(steps, tmp_path):
+    """The checkpoints are labels (run @ D): a fit written and read back finds each fitted
+    row's posterior shift again, and forecasts the same draws."""
+    fake = prior_fit(shock_spec(), steps, seed=6, draws=40)
+    loaded = bl.Fit.load(fake.save(tmp_path / "shock.nc"))
+    rows = steps.frame.iloc[[0, 3, 7, 11]]
+    before = shock_draws(fake, rows, np.random.default_rng(1))
+    np.testing.assert_array_equal(shock_draws(loaded, rows, np.random.default_rng(1)), before)
+    assert np.ptp(before, axis=0).min() > 0  # real shifts, not zeros: the test can fail
+    target = steps.frame.iloc[:12]
+    a = bl.predict(fake, target, seed=2).table
+    b = bl.predict(loaded, target, seed=2).table
+    np.testing.assert_array_equal(a["median"].to_numpy(), b["median"].to_numpy())
+    np.testing.assert_array_equal(a["upper_90"].to_numpy(), b["upper_90"].to_numpy())
