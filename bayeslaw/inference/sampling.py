@@ -355,10 +355,10 @@ def _settings(spec: ModelSpec, **overrides: Any) -> SamplerSettings:
 
 def _check_method(method: str, strict: bool, seed: Any = 0, spec: ModelSpec | None = None
                   ) -> None:
-    """``method`` is NUTS or a known approximation, ``strict`` asks for NUTS, ``seed`` fits,
-    and ``spec`` has a mode for ``method="laplace"`` (a checkpoint shock has none).
+    """``method`` is NUTS or a known approximation, ``strict`` asks for NUTS, ``seed`` fits.
 
-    A seed is a whole number in [0, 2**32): what numpy, PyMC and nutpie all take.
+    ``spec`` must have a mode for ``method="laplace"`` (a checkpoint shock has none).  A seed
+    is a whole number in [0, 2**32): what numpy, PyMC and nutpie all take.
     """
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
         raise ArgumentError(f"seed must be a whole number from 0 to {2**32 - 1}, got {seed}")

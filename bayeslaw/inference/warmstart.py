@@ -107,11 +107,12 @@ def find_mode(compiled: Any, start: np.ndarray, *, max_iter: int = 20000, restar
 
     ``floors`` (optional): a function of nothing returning the :class:`ScaleFloors` of the
     model's group sds (or ``None``), called once before the search.  Its ``pinned``
-    coordinates (the checkpoint shifts) are held at their centre from the start.  Where the point puts a
-    group sd below its floor, in its funnel's neck, those sds are held at their prior's median and
-    the other coordinates maximized given them (again while another sd falls below its
-    floor); the curvature of the held ones is their prior's (uncorrelated with the rest).
-    Where no sd is below its floor the result is the same as without ``floors``; where the
+    coordinates (a checkpoint shock's shifts and sd) are held at their centre throughout.
+    Where the point puts a group sd below its floor, in its funnel's neck, those sds are held
+    at their prior's median and the other coordinates maximized given them (again while
+    another sd falls below its floor); the curvature of the held and pinned ones is their
+    prior's (uncorrelated with the rest).  Where nothing is pinned and no sd is below its
+    floor the result is the same as without ``floors``; where the
     search given the held sds fails or its curvature is not proper, the result is ``None``
     (the chains then start from the prior's centre, not from the point in the neck).
 
@@ -152,8 +153,10 @@ def _names(names: tuple[str, ...], mask: np.ndarray) -> tuple[str, ...]:
 
 def _hold(density: LogDensity, point: np.ndarray, held: np.ndarray, found: ScaleFloors,
           search: tuple[int, int, float]) -> np.ndarray | None:
-    """The maximum with the ``held`` coordinates at ``found.centre``, holding each group sd
-    that falls below its floor too (``held`` is updated in place), or None."""
+    """The maximum given the ``held`` coordinates at ``found.centre``, or None.
+
+    Each group sd that falls below its floor is held too (``held`` is updated in place).
+    """
     while point is not None:  # holding one sd may let another fall: hold it too, and again
         point = _maximize(density, np.where(held, found.centre, point), *search, held)
         fallen = point is not None and point < found.lower
