@@ -198,7 +198,8 @@ def scale_floors(model: Any, spec: Any, shapes: Mapping[str, Any]) -> ScaleFloor
     the spec has none.
 
     With a checkpoint shock the shifts' standard draws (``N(0, 1)``) and their sd are
-    *pinned*: held at 0 and at the sd prior's median through the whole search.  Free, the
+    *pinned*: held at 0 and at the sd prior's median (for a prior sampled on the log scale;
+    another's coordinate at 0) through the whole search.  Free, the
     shifts follow one curve's residuals at 3-9 rows a checkpoint, its noise scale shrinks
     toward zero and L-BFGS climbs a spike for minutes without a proper mode
     (``benchmarks/results/steps_shock_2026-12-07/mode_probe_labelled.txt``); held, the rest

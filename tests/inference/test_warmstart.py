@@ -261,15 +261,48 @@ def test_pinned_coordinates_stay_at_their_centre_and_the_rest_is_maximized_given
     pinned = np.array([False, True, True, True])
     floors = ScaleFloors(f.lower, f.centre, f.spread, f.names, pinned)
     free = find_mode(compiled, np.array([np.log(0.1), 0.0, 0.0, 0.0]))
-    mode = find_mode(compiled, np.array([np.log(0.1), 0.3, -0.2, 0.1]), floors=lambda: floors)
+    mode = find_mode(compiled, np.array([np.log(0.3), 0.3, -0.2, 0.1]), floors=lambda: floors)
     assert mode is not None and mode.pinned == ("theta",) and mode.held == ()
     np.testing.assert_array_equal(mode.point[1:], 0.0)
     assert not np.allclose(free.point[1:], 0.0, atol=1e-3)  # free, the levels move: can fail
     # theta = 0: on u = log tau the density is Gamma(5, 20)'s times tau^-3 (three N(0, tau)
     # levels at 0) times the Jacobian tau: tau^(5-1-3+1) exp(-20 tau), at its maximum tau = 2/20
+    # (the search starts at 0.3), where -d2/du2 = 20 tau = 2: variance 1/2
     np.testing.assert_allclose(np.exp(mode.point[0]), 2 / 20, rtol=1e-5)
+    np.testing.assert_allclose(mode.cov[0, 0], 0.5, rtol=1e-4)
     np.testing.assert_allclose(np.diag(mode.cov)[1:], 1.0)
     np.testing.assert_array_equal(mode.cov[0, 1:], 0.0)
+
+
+def test_a_pinned_search_still_holds_an_sd_that_falls_below_its_floor():
+    """Levels pinned at 0 leave their sd without data: under Gamma(2, 20) its density on
+    log tau, tau^(2-1-3+1) exp(-20 tau), rises without end toward 0, below the floor; the sd
+    is then held at its prior's median and the free mean maximized given both."""
+    import pymc as pm
+
+    from bayeslaw.inference.warmstart import ScaleFloors
+
+    y = np.array([0.3, -0.1, 0.6])
+    with pm.Model() as model:
+        tau = pm.Gamma("tau", alpha=2.0, beta=20.0)
+        theta = pm.Normal("theta", 0.0, tau, shape=3)
+        mu = pm.Normal("mu", 0.0, 1.0)
+        pm.Normal("y", mu + theta, 1.0, observed=y)
+    compiled = _compile(model).compiled
+    assert _names(compiled)[:3] == ["tau_log__", "theta", "mu"]
+    f = _tau_floors()
+    floors = ScaleFloors(np.append(f.lower, -np.inf), np.append(f.centre, 0.0),
+                         np.append(f.spread, 1.0), (*f.names, "mu"),
+                         np.array([False, True, True, True, False]))
+    mode = find_mode(compiled, np.array([np.log(0.1), 0.2, 0.2, 0.2, 0.0]),
+                     floors=lambda: floors)
+    assert mode is not None and mode.held == ("tau",) and mode.pinned == ("theta",)
+    assert mode.point[0] == f.centre[0]
+    np.testing.assert_array_equal(mode.point[1:4], 0.0)
+    # mu given theta = 0: three N(mu, 1) points and a N(0, 1) prior
+    np.testing.assert_allclose(mode.point[4], y.sum() / 4, atol=1e-6)
+    np.testing.assert_allclose(mode.cov[4, 4], 1 / 4, rtol=1e-4)
+    np.testing.assert_allclose(mode.cov[0, 0], f.spread[0] ** 2)
 
 
 def test_scale_floors_pin_a_checkpoint_shocks_shifts_and_sd():
@@ -294,7 +327,7 @@ def test_scale_floors_pin_a_checkpoint_shocks_shifts_and_sd():
     np.testing.assert_allclose(found.centre[names == "shock"],
                                np.log(spec.likelihood.shock.quantile(0.5)))
     plain = scale_floors(model, bl.load_spec(law="looped_steps"), _shapes(model))
-    assert plain is None or not plain.pinned.any()
+    assert plain is not None and not plain.pinned.any()
 
 
 def test_prior_quantiles_against_closed_forms():
