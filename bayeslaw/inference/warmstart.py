@@ -131,8 +131,10 @@ def find_mode(compiled: Any, start: np.ndarray, *, max_iter: int = 20000, restar
     start = np.asarray(start, float)
     point = _maximize(density, start if pinned is None else np.where(pinned, found.centre, start),
                       max_iter, restarts, gtol, pinned)
-    if point is None or found is None:
-        return None if point is None else _laplace(density, point)
+    if point is None:
+        return None
+    if found is None:
+        return _laplace(density, point)
     first = np.zeros(len(point), bool) if pinned is None else pinned
     held = first | (point < found.lower)
     if np.any(held & ~first):
