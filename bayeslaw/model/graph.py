@@ -52,7 +52,7 @@ from ..errors import SpecError
 from ..laws.multi_power import NODE_COLUMNS, PAIRS, LevelPairs, level_pairs
 from ..spec.settings import WINDOW_PARAMS
 from .arithmetic import correlation_cholesky, link_of, link_value, mvn_chol_logp, vine_shapes
-from .levels import effect_sd, group_deviations, mvn_random
+from .levels import effect_sd, group_deviations, mean_shift, mvn_random
 from .noise import (
     FAMILY_PARAMS,
     conditional_terms,
@@ -335,7 +335,9 @@ class LossModel:
                 if p.name in joint:  # every split parameter at once
                     scalars.update(split_vector(pm, spec))
                 elif valued is not None and self._offsets(valued):
-                    scalars[p.name], offsets[valued.name] = self._offset(pm, pt, valued, p.link)
+                    shift = self._shift(pm, pt, effects, valued, block, offsets)
+                    scalars[p.name], offsets[valued.name] = self._offset(pm, pt, valued, p.link,
+                                                                         shift)
                 else:
                     scalars[p.name] = spec.priors[p.name].create(p.name)
             if not effects or (self._window and p.name in WINDOW_PARAMS):
@@ -382,38 +384,51 @@ class LossModel:
     def _offsets(self, effect: Any) -> bool:
         """Whether ``effect``'s levels and its population value are one joint variable.
 
-        With ``sampler.centered_values = "offset"``, for a term sampled as values whose
-        population value (a parameter with its own prior: the caller has left out the sampler
+        With ``sampler.centered_values = "offset"`` or ``"shifted"``, for a term sampled as values
+        whose population value (a parameter with its own prior: the caller has left out the sampler
         splits' and the fixed ones) has a Normal prior on the link scale (LogNormal with the
         log link, Normal with the identity); other terms sampled as values keep
         ``centered_values = true``'s coordinates.
         """
         link = self.spec.law_obj.param(effect.param).link
-        return (self.spec.sampler.centered_values == "offset"
+        return (self.spec.sampler.centered_values in ("offset", "shifted")
                 and (self.spec.priors[effect.param].dist, link) in (("LogNormal", "log"),
                                                                     ("Normal", "identity")))
 
-    def _offset(self, pm: Any, pt: Any, effect: Any, link: str) -> tuple[Any, Any]:
+    def _offset(self, pm: Any, pt: Any, effect: Any, link: str, shift: Any = None
+                ) -> tuple[Any, Any]:
         """The population value and ``effect``'s deviations from the joint ``<name>_joint``.
 
         The population value on the link scale and the levels' values, sampled as the levels
         and the population's offset from their mean
-        (:func:`bayeslaw.model.transforms.offset_transform`: same density, no funnel between
-        the population value and the term's sd).  Deterministics: the population value
-        ``<param>``, the levels ``<name>_value`` and the deviations ``<name>``.
+        (:func:`~bayeslaw.model.transforms.offset_transform`: no funnel with the term's sd).
+        Deterministics: the population value ``<param>``, the levels ``<name>_value`` and the
+        deviations ``<name>``; the joint holds them plus ``shift`` (:meth:`_shift`).
         """
         prior = self.spec.priors[effect.param]
         sd = effect_sd(pt, effect.name, effect.scale)
         dim = level_dim(effect.group)
         k = len(self.plan.mask(effect.name))
-        joint = pm.CustomDist(f"{effect.name}_joint", np.full(k + 1, prior.params["mu"]),
+        mu = np.full(k + 1, prior.params["mu"])
+        joint = pm.CustomDist(f"{effect.name}_joint", mu if shift is None else mu + shift,
                               prior.params["sigma"], sd, logp=offset_logp, random=offset_random,
                               support_point=offset_support_point,
                               signature="(j),(),()->(j)", transform=offset_transform(k))
+        joint = joint if shift is None else joint - shift
         centre = joint[0]
         population = pm.Deterministic(effect.param, pt.exp(centre) if link == "log" else centre)
         value = pm.Deterministic(f"{effect.name}_value", joint[1:], dims=dim)
         return population, pm.Deterministic(effect.name, value - centre, dims=dim)
+
+    def _shift(self, pm: Any, pt: Any, effects: list[Any], valued: Any, block: dict[str, Any],
+               given: dict[str, Any]) -> Any:
+        """:func:`~bayeslaw.model.levels.mean_shift` of the parameter's other full terms."""
+        if self.spec.sampler.centered_values != "shifted":
+            return None
+        terms = [(e.name, effect_sd(pt, e.name, e.scale), level_dim(e.group),
+                  len(self.plan.mask(e.name))) for e in effects
+                 if e is not valued and e.name not in block and all(self.plan.mask(e.name))]
+        return mean_shift(pm, pt, terms, given)
 
     def _deviations(self, pm: Any, pt: Any, name: str, scale: Any, group: str) -> Any:
         """A group term's level deviations, its sd learned (a prior) or fixed (a number)."""

@@ -357,6 +357,8 @@ def _derived(idata: Any, spec: ModelSpec) -> tuple[str, ...]:
     natural |= {n[:-len("_value")] for n in names if n.endswith("_value")}
     # centered_values = "offset": the joint of a population value and its levels repeats them
     natural |= {n for n in names if n.endswith("_joint")}
+    # centered_values = "shifted": a term's deviations are its rotated coordinates turned back
+    natural |= {n[:-len("_rot")] for n in names if n.endswith("_rot")}
     return tuple(n for n in idata.posterior.data_vars if n in natural or n.endswith("_run"))
 
 

@@ -68,7 +68,7 @@ class SamplerSettings:
         ``alpha`` of ``E + a (N / N_ref)^-alpha``), sampled as the level ``log(E + a)``, the
         share ``log(a / E)`` and the slope ``log(a alpha)``
         (:func:`bayeslaw.model.transforms.slope_split_transform`); ``()`` turns it off.
-    centered_values : bool or "offset"
+    centered_values : bool, "offset" or "shifted"
         Sample each centered group term's levels as values on the link scale (population
         value plus deviation) rather than as deviations: the same model in other coordinates
         (unit Jacobian), without the ridge between the population value and every level
@@ -78,7 +78,10 @@ class SamplerSettings:
         population value has a Normal prior on the link scale it is sampled with the levels
         as its offset from their mean, non-centered
         (:func:`bayeslaw.model.transforms.offset_transform`): no funnel between it and the
-        term's sd when the levels are few.
+        term's sd when the levels are few.  ``"shifted"``: ``"offset"``, and the parameter's
+        other terms centered at every level sampled with their mean as one coordinate, that
+        mean moved into the first term's values (:meth:`bayeslaw.model.graph.LossModel._shift`:
+        the same density): the data pin a run's sum of levels, not how it splits.
     shape_at : {"reference", "window"}
         ``"window"`` (``curve_bend`` with one effect by ``run`` on each of ``m``, ``f``,
         ``beta`` and ``q``): each curve's coefficients sampled at the middle of its fitted
@@ -123,8 +126,10 @@ class SamplerSettings:
                             f"{self.target_accept!r}")
         if self.backend not in BACKENDS:
             raise SpecError(f"sampler.backend must be 'nutpie' or 'pymc', got {self.backend!r}")
-        if not isinstance(self.centered_values, bool) and self.centered_values != "offset":
-            raise SpecError(f"sampler.centered_values must be true, false or \"offset\", got "
+        if not isinstance(self.centered_values, bool) and self.centered_values not in (
+                "offset", "shifted"):
+            raise SpecError(f"sampler.centered_values must be true, false, \"offset\" or "
+                            f"\"shifted\", got "
                             f"{self.centered_values!r}")
         if self.pilot and self.backend != "nutpie":
             raise SpecError(f"sampler.pilot = {self.pilot} needs backend = \"nutpie\" (the "

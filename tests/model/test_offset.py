@@ -126,8 +126,8 @@ def test_offset_setting_and_key():
     for e, p in _joined(offset).items():
         assert {f"{e}_joint", e} <= derived and p not in derived
     d["sampler"]["centered_values"] = "offsets"
-    with pytest.raises(SpecError, match=r"sampler.centered_values must be true, false or "
-                                        r"\"offset\", got 'offsets'"):
+    with pytest.raises(SpecError, match=r"sampler.centered_values must be true, false, "
+                                        r"\"offset\" or \"shifted\", got 'offsets'"):
         load_spec(d)
 
 
@@ -172,3 +172,53 @@ def test_offset_transform_round_trip_and_start():
         mu = offset.priors[p].params["mu"]
         np.testing.assert_allclose(start[f"{e}_joint_offset__"][:-1], mu)  # the levels
         assert start[f"{e}_joint_offset__"][-1] == 0.0  # no offset: the population on them
+
+
+def test_shifted_keeps_the_density_and_the_values():
+    """``centered_values = "shifted"``: a parameter's other centered terms sampled in an
+    orthonormal basis whose first axis is their mean (``<name>_rot``), the first term's joint
+    shifted by that mean.  At random points of the ``"offset"`` model mapped into these
+    coordinates (``rot = H d``, the joint's levels plus the mean; its offset unchanged), the
+    log density is the same to rtol 1e-9 (a shear and a rotation: unit Jacobian) and so is
+    every run's value of ``b`` and ``beta``.  Left unshifted (``rot = H d`` alone) the density
+    differs: the test can fail."""
+    from bayeslaw.model.levels import mean_basis
+    from bayeslaw.posterior.result import _derived
+
+    _, offset = _specs("looped_steps")
+    d = offset.to_dict()
+    d["sampler"]["centered_values"] = "shifted"
+    shifted = load_spec(d)
+    assert load_spec(shifted.to_dict()) == shifted
+    data = _data("looped_steps")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # PyTensor's BLAS notice
+        a = LossModel(make_plan(offset, data)).model
+        b = LossModel(make_plan(shifted, data)).model
+    assert make_plan(offset, data).key != make_plan(shifted, data).key
+    rotated = {"b_by_T_m": "b_by_N", "beta_by_T_m": "beta_by_N"}  # term -> the joined term
+    assert {f"{r}_rot" for r in rotated} == {v.name for v in b.value_vars
+                                             if v.name.endswith("_rot")}
+    la, lb = compile_logp(a), compile_logp(b)
+    runs = [m.compile_fn(m.replace_rvs_by_values([m[f"{p}_run"] for p in ("b", "beta")]),
+                         inputs=m.value_vars, on_unused_input="ignore") for m in (a, b)]
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        point = {k: v + rng.normal(0, 0.3, np.shape(v)) for k, v in a.initial_point().items()}
+        other, unshifted = dict(point), dict(point)
+        for term, joined in rotated.items():
+            dev = other.pop(term)
+            k = len(dev)
+            other[f"{term}_rot"] = unshifted[f"{term}_rot"] = mean_basis(k) @ dev
+            del unshifted[term]
+            level = other[f"{joined}_joint_offset__"].copy()
+            level[:-1] += dev.mean()
+            other[f"{joined}_joint_offset__"] = level
+        assert float(lb(other)) == pytest.approx(float(la(point)), rel=1e-9)
+        assert abs(float(lb(unshifted)) - float(la(point))) > 1e-3
+        for x, y in zip(runs[0](point), runs[1](other), strict=True):
+            np.testing.assert_allclose(y, x, rtol=1e-9)
+    np.testing.assert_allclose(mean_basis(4) @ mean_basis(4).T, np.eye(4), atol=1e-15)
+    idata = __import__("arviz").from_dict(posterior={v: np.zeros((1, 2)) for v in b.named_vars})
+    derived = set(_derived(idata, shifted))
+    assert set(rotated) <= derived and not {f"{r}_rot" for r in rotated} & derived
