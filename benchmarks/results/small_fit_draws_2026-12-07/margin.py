@@ -6,7 +6,8 @@ R-hat <= 1.01, ESS >= 200, none), whether every true coefficient lies in its 94%
 second half's 90% band coverage and MAPE (`test_second_half_forecast_90_band_calibrated`:
 0.80-0.97 and < 0.02), the fit's seconds.
 
-    python benchmarks/results/small_fit_draws_2026-12-07/margin.py --draws 1000 --seeds 8,101,102,103,104
+    python benchmarks/results/small_fit_draws_2026-12-07/margin.py --draws 1000 \
+        --seeds 8,101,102,103,104
 """
 
 from __future__ import annotations
