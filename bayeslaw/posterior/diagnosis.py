@@ -423,6 +423,36 @@ def _funnel_remedies(divergent_at: list[tuple[str, str, float]], worst: list[str
     return out
 
 
+def _shift_remedy(worst: list[str], names: set[str], settings: Any) -> str | None:
+    """The remedy ``centered_values = "shifted"`` where it applies, else None.
+
+    It applies where a worst-mixing element belongs to a parameter's term joined with its
+    population value (``"offset"``) or to another of its terms centered at every level.  The
+    data pin each run's sum of the two terms' levels, not how it splits: the centered
+    term's mean slides with every level of the joined one (posterior correlation -0.99 in the
+    checkpoint shock's fits, ``benchmarks/results/steps_shock_trades_2026-12-07/``).
+    """
+    if getattr(settings, "centered_values", False) != "offset":
+        return None
+    for label in worst:
+        name = label.split("[")[0]
+        for suffix in ("_value", "_joint"):
+            name = name[:-len(suffix)] if name.endswith(suffix) else name
+        if "_by_" not in name:
+            continue
+        param = name.rsplit("_by_", 1)[0]
+        terms = {n[:-3] for n in names if n.startswith(f"{param}_by_") and n.endswith("_sd")}
+        joined = sorted(n for n in terms if f"{n}_joint" in names)
+        centered = sorted(n for n in terms if n not in joined and not any(
+            f"{n}{x}" in names for x in ("_z", "_c", "_value", "_rot", "_mid")))
+        if joined and centered and name in joined + centered:
+            return (f"{centered[0]}'s levels trade with {joined[0]}'s values (the data pin "
+                    "each run's sum of the two, not how it splits): set centered_values = "
+                    "\"shifted\" in [sampler] (their mean moved into the values: the same "
+                    "model; benchmarks/results/steps_shock_trades_2026-12-07/)")
+    return None
+
+
 def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
               correlations: list[tuple[str, str, float]], names: set[str],
               scalars: set[str], settings: Any, failed_mixing: bool,
@@ -447,6 +477,8 @@ def _remedies(divergent_at: list[tuple[str, str, float]], worst: list[str],
     if few is not None:
         out.append(few)
     out += _funnel_remedies(divergent_at, worst, names, facts.rich)
+    shift = _shift_remedy(worst, names, settings)
+    out += [shift] if shift is not None else []
     signed = [(a, b, rho) for a, b, rho in correlations if a in scalars and b in scalars]
     ridge = [(a, b) for a, b, _ in signed]
     split = _reference_remedy(signed) or _slope_remedy(ridge, scalars, settings)

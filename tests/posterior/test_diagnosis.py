@@ -401,3 +401,38 @@ def test_a_fit_counts_which_effects_are_rich_in_data():
                                                   "q_by_run"}
     short = frame[(frame.run != "c1") | (frame.groupby("run").cumcount() < K - 1)]
     assert rich_effects(spec, bl.load(short)) == frozenset()
+
+
+def test_a_second_terms_mean_sliding_with_the_joined_values_gets_the_shift():
+    """The checkpoint shock's failure (``benchmarks/results/steps_shock_trades_2026-12-07/``):
+    the depths' term of ``b`` (centered) and its sizes' term (joined, ``"offset"``) trade along
+    their sum, the chains apart along it: the diagnosis names ``centered_values =
+    "shifted"``; not where the coordinates are already shifted, nor where the second term is
+    non-centered (the shift does not apply), nor for another parameter's worst element."""
+    from bayeslaw.posterior.diagnosis import _shift_remedy
+
+    rng = np.random.default_rng(5)
+    shape = (4, 300)
+    slide = rng.normal(size=shape) + np.arange(4)[:, None] * 0.8  # the chains disagree
+    depth = slide[..., None] + 0.01 * rng.normal(size=(*shape, 3))
+    size = -slide[..., None] + 0.01 * rng.normal(size=(*shape, 2))
+    draws = {"b_by_T_m": depth, "b_by_N_value": size,
+             "b_by_N_joint": np.concatenate([-slide[..., None], size], axis=-1),
+             "b_by_N_sd": np.exp(rng.normal(size=shape)),
+             "b_by_T_m_sd": np.exp(rng.normal(size=shape)), "E": rng.normal(size=shape)}
+    dims = {"b_by_T_m": ["T_m"], "b_by_N_value": ["N"], "b_by_N_joint": ["joint"]}
+    ids = az.from_dict(posterior=draws, coords={"T_m": [2, 4, 8], "N": [1e8, 3e8],
+                                                "joint": [0, 1, 2]}, dims=dims)
+    text = str(diagnose_failure(ids, az.rhat(ids), az.ess(ids), derived=("b_by_N_value",),
+                                settings=SamplerSettings(centered_values="offset")))
+    assert ("b_by_T_m's levels trade with b_by_N's values (the data pin each run's sum of the "
+            "two, not how it splits): set centered_values = \"shifted\" in [sampler]") in text, text
+    names = set(draws)
+    worst = ["b_by_T_m[8]"]
+    assert _shift_remedy(worst, names, SamplerSettings(centered_values="offset")) is not None
+    assert _shift_remedy(["b_by_N_value[1e8]"], names,
+                         SamplerSettings(centered_values="offset")) is not None
+    assert _shift_remedy(worst, names, SamplerSettings(centered_values="shifted")) is None
+    assert _shift_remedy(worst, names | {"b_by_T_m_z"},
+                         SamplerSettings(centered_values="offset")) is None
+    assert _shift_remedy(["E"], names, SamplerSettings(centered_values="offset")) is None
