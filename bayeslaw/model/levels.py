@@ -48,7 +48,6 @@ def mvn_random(mu: Any, chol: Any, rng: np.random.Generator | None = None,
     return mu + np.einsum("...ij,...j->...i", chol, rng.standard_normal(shape))
 
 
-
 def mean_basis(k: int) -> np.ndarray:
     """An orthonormal ``k x k`` basis, its first row the mean's direction (Helmert's)."""
     basis = np.zeros((k, k))
