@@ -427,7 +427,7 @@ class LossModel:
             return None
         terms = [(e.name, effect_sd(pt, e.name, e.scale), level_dim(e.group),
                   len(self.plan.mask(e.name))) for e in effects
-                 if e is not valued and e.name not in block and all(self.plan.mask(e.name))]
+                 if e is not valued and e.name not in block and self._samples_values(e)]
         return mean_shift(pm, pt, terms, given)
 
     def _deviations(self, pm: Any, pt: Any, name: str, scale: Any, group: str) -> Any:
